@@ -1,0 +1,60 @@
+// A cache directory on the host: where its superblock, chip image and catalog live, how one
+// is formatted (mkfs) and how its superblock file is read and rewritten.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashdir/format.h"
+#include "flashdir/geometry.h"
+#include "flashdir/status.h"
+
+namespace flashdir {
+
+struct CacheDirPaths {
+  std::filesystem::path dir;
+  std::filesystem::path superblock;  // DIR/superblock
+  std::filesystem::path image;       // DIR/nand.img
+  std::filesystem::path catalog;     // DIR/catalog
+
+  explicit CacheDirPaths(const std::filesystem::path& cache_dir);
+};
+
+// The smallest chip a cache may have: the FTL keeps write frontiers, a GC reserve and
+// checkpoint blocks beside the data, and that takes a few dozen blocks whatever the size.
+inline constexpr std::uint64_t kMinimumCacheBlocks = 32;
+
+struct FormatOptions {
+  std::uint64_t capacity_bytes = 0;
+  std::uint32_t page_size_bytes = Geometry::kDefaultPageSizeBytes;
+  std::uint32_t oob_size_bytes = Geometry::kDefaultOobSizeBytes;
+  std::uint32_t pages_per_block = Geometry::kDefaultPagesPerBlock;
+  LatencyProfile latency = LatencyProfile::of(LatencyPreset::slc);
+  bool force = false;  // replace an existing cache (only flashdir's own entries are removed)
+};
+
+// Formats `dir` (created if its parent exists): catalog, erased image, superblock, written in
+// that order so that a superblock exists only for a complete cache. Refuses, each with a
+// one-line reason: a bad geometry, fewer than kMinimumCacheBlocks blocks, an existing cache or
+// a non-empty directory without `force`, and a directory that cannot be written.
+Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);
+
+// The superblock file: two slots; see format.h.
+struct SuperblockFile {
+  format::Superblock superblock;       // the valid slot with the highest sequence
+  int slot = 0;                        // where it was found
+  std::vector<std::string> damaged;    // one message per invalid slot (fsck reports these)
+};
+
+// Fails with corruption (naming both slots) if neither slot is valid.
+Result<SuperblockFile> read_superblock_file(const std::filesystem::path& path);
+// Writes `superblock` with its sequence bumped into the slot that does not hold the newest
+// copy, then syncs; `superblock.sequence` is updated.
+Status update_superblock_file(const std::filesystem::path& path, format::Superblock& superblock);
+// Writes both slots (mkfs, and fsck repairing a damaged slot) and syncs.
+Status write_superblock_file(const std::filesystem::path& path, const format::Superblock& superblock);
+
+}  // namespace flashdir

@@ -1,0 +1,53 @@
+// Explicit little-endian encoding for on-media records. Every record in format.h is written
+// and read through these, never by copying a struct, so the bytes on media do not depend on
+// the host's byte order, padding or compiler.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "flashdir/types.h"
+
+namespace flashdir {
+
+// Appends fields at a moving offset into a fixed buffer. The caller sizes the buffer; an
+// overflow is a programming error and asserts.
+class LittleEndianWriter {
+ public:
+  explicit LittleEndianWriter(ByteSpan out) : out_(out) {}
+
+  void u8(std::uint8_t v) { put(v, 1); }
+  void u16(std::uint16_t v) { put(v, 2); }
+  void u32(std::uint32_t v) { put(v, 4); }
+  void u64(std::uint64_t v) { put(v, 8); }
+  void bytes(ConstByteSpan b);
+  void zeros(std::size_t n);
+  std::size_t offset() const { return offset_; }
+
+ private:
+  void put(std::uint64_t v, std::size_t width);
+  ByteSpan out_;
+  std::size_t offset_ = 0;
+};
+
+// Reads fields at a moving offset. Reading past the end is a programming error and asserts:
+// record sizes are fixed and checked before decoding starts.
+class LittleEndianReader {
+ public:
+  explicit LittleEndianReader(ConstByteSpan in) : in_(in) {}
+
+  std::uint8_t u8() { return static_cast<std::uint8_t>(get(1)); }
+  std::uint16_t u16() { return static_cast<std::uint16_t>(get(2)); }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(get(4)); }
+  std::uint64_t u64() { return get(8); }
+  void bytes(ByteSpan out);
+  void skip(std::size_t n);
+  std::size_t offset() const { return offset_; }
+
+ private:
+  std::uint64_t get(std::size_t width);
+  ConstByteSpan in_;
+  std::size_t offset_ = 0;
+};
+
+}  // namespace flashdir

@@ -1,0 +1,201 @@
+// flashdir on-media format, version 1. Mirrored in prose in doc/format.md.
+//
+// A cache directory holds three things:
+//   superblock   two 4 KiB slots, each a complete Superblock; writers alternate slots and
+//                readers take the valid slot with the highest sequence, so a torn update
+//                never loses the previous one.
+//   nand.img     the simulated chip: an ImageHeader, a block table, the OOB area of every
+//                page, then the page data (4 KiB aligned, sparse until written).
+//   catalog/     a RocksDB database (file ids, validation attributes, superblock copy).
+//
+// Rules for every record here:
+//   - fields are little-endian and encoded one by one (endian.h), never memcpy'd structs;
+//   - checksums are XXH3-64 over the encoded record with the checksum field zeroed;
+//   - enum values are permanent: add new ones, never renumber or reuse;
+//   - a record that fails its magic, version, size or checksum test is refused with a message
+//     that names the record and the test.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "flashdir/geometry.h"
+#include "flashdir/status.h"
+#include "flashdir/types.h"
+
+namespace flashdir::format {
+
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+std::uint64_t xxh3(ConstByteSpan bytes);
+
+// ---------------------------------------------------------------------------------------------
+// Policies chosen at format time (stored in the superblock).
+
+enum class MappingScheme : std::uint8_t { cftl = 1, dftl = 2, page = 3 };
+enum class GcPolicy : std::uint8_t { dual_greedy = 1, greedy = 2, cost_benefit = 3 };
+enum class RamPolicy : std::uint8_t { tree = 1, aps = 2, static_split = 3 };
+
+const char* mapping_scheme_name(MappingScheme scheme);
+const char* gc_policy_name(GcPolicy policy);
+const char* ram_policy_name(RamPolicy policy);
+
+// 128 random bits naming one formatted cache; the image header repeats it so a superblock
+// is never paired with another cache's image.
+struct Uuid {
+  std::array<std::uint8_t, 16> bytes{};
+  static Uuid random();  // from getrandom(2)
+  std::string to_string() const;  // 8-4-4-4-12 hex
+  bool operator==(const Uuid&) const = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Superblock.
+//
+//   offset size field
+//        0    8 magic "FLASHDIR"
+//        8    4 format version
+//       12    4 encoded size (kSuperblockEncodedSize)
+//       16    8 checksum
+//       24   16 uuid
+//       40    4 page size (bytes)          44  4 OOB size (bytes)
+//       48    4 pages per block            52  4 reserved (0)
+//       56    8 block count
+//       64    1 latency preset             65  3 reserved (0)
+//       68    4 read latency (us)          72  4 program latency (us)
+//       76    4 erase latency (us)
+//       80    1 mapping scheme             81  1 GC policy
+//       82    1 RAM policy                 83  1 static mapping share (percent)
+//       84    2 over-provisioning (per mille)
+//       86    1 clean-shutdown flag (0 or 1)
+//       87    1 reserved (0)
+//       88    8 device RAM budget (bytes)
+//       96    8 sequence (bumped by every write of the superblock)
+//      104    8 creation time (Unix seconds)
+//      112      end; the rest of the 4 KiB slot is zero
+
+inline constexpr std::uint64_t kSuperblockMagic = 0x5249444853414C46ULL;  // "FLASHDIR" in LE
+inline constexpr std::size_t kSuperblockEncodedSize = 112;
+inline constexpr std::size_t kSuperblockSlotSize = 4096;
+inline constexpr int kSuperblockSlots = 2;
+
+struct Superblock {
+  Uuid uuid;
+  Geometry geometry;
+  LatencyProfile latency;
+  MappingScheme mapping_scheme = MappingScheme::cftl;
+  GcPolicy gc_policy = GcPolicy::dual_greedy;
+  RamPolicy ram_policy = RamPolicy::tree;
+  std::uint8_t static_mapping_percent = 50;
+  std::uint16_t overprovision_permille = 70;
+  bool clean_shutdown = true;
+  std::uint64_t ram_budget_bytes = 64ULL << 20;
+  std::uint64_t sequence = 0;
+  std::uint64_t created_unix_s = 0;
+
+  bool operator==(const Superblock&) const = default;
+};
+
+// Writes one slot (kSuperblockSlotSize bytes).
+void encode_superblock(const Superblock& sb, ByteSpan slot);
+// Refuses bad magic, version, size, checksum, geometry or enum values.
+Result<Superblock> decode_superblock(ConstByteSpan slot);
+
+// ---------------------------------------------------------------------------------------------
+// Image header: the first 4 KiB of nand.img. The regions after it are laid out by
+// image_layout() from the geometry alone; the header repeats the offsets so a header that
+// disagrees with its own geometry is caught.
+//
+//   offset size field
+//        0    8 magic "FDNANDIM"
+//        8    4 format version
+//       12    4 encoded size (kImageHeaderEncodedSize)
+//       16    8 checksum
+//       24   16 uuid (equals the superblock's)
+//       40    4 page size     44 4 OOB size     48 4 pages per block     52 4 reserved (0)
+//       56    8 block count
+//       64    8 block table offset
+//       72    8 OOB area offset
+//       80    8 data area offset
+//       88    8 file size
+//       96      end
+//
+// Block table: one 8-byte entry per block: u32 erase count, u32 next programmable page.
+// The table is the state of the simulated silicon (which pages hold charge), written before
+// the pages it describes, so it never claims less than what the pages hold.
+// OOB area: oob_size bytes per page in page order. Data area: page_size bytes per page.
+
+inline constexpr std::uint64_t kImageMagic = 0x4D49444E414E4446ULL;  // "FDNANDIM" in LE
+inline constexpr std::size_t kImageHeaderEncodedSize = 96;
+inline constexpr std::size_t kImageHeaderSize = 4096;
+inline constexpr std::size_t kBlockTableEntrySize = 8;
+
+struct ImageLayout {
+  std::uint64_t block_table_offset = 0;
+  std::uint64_t oob_offset = 0;
+  std::uint64_t data_offset = 0;
+  std::uint64_t file_size = 0;
+  bool operator==(const ImageLayout&) const = default;
+};
+
+ImageLayout image_layout(const Geometry& geometry);
+
+struct ImageHeader {
+  Uuid uuid;
+  Geometry geometry;
+  ImageLayout layout;
+};
+
+void encode_image_header(const ImageHeader& header, ByteSpan out);  // kImageHeaderSize bytes
+Result<ImageHeader> decode_image_header(ConstByteSpan in);
+
+struct BlockTableEntry {
+  std::uint32_t erase_count = 0;
+  std::uint32_t next_page = 0;
+};
+
+void encode_block_table_entry(const BlockTableEntry& entry, ByteSpan out);
+BlockTableEntry decode_block_table_entry(ConstByteSpan in);
+
+// ---------------------------------------------------------------------------------------------
+// OOB record: the first 48 bytes of every programmed page's OOB area; the rest is zero.
+// An erased page's OOB reads as all 0xFF.
+//
+//   offset size field
+//        0    1 kind (PageKind)
+//        1    1 record version (1)
+//        2    2 flags (reserved, 0)
+//        4    4 aux (kind-specific: e.g. the index of a checkpoint page in its checkpoint)
+//        8    8 logical number: LPN for data, translation-page number for translation pages
+//       16    8 program sequence: the order pages were programmed on the chip
+//       24    8 data version: the sequence of the host write whose data this is; a GC copy
+//               keeps the version of what it moves, so recovery can tell old from new
+//       32    8 XXH3-64 of the page data
+//       40    8 checksum of this record (bytes 0..47 with this field zeroed)
+
+enum class PageKind : std::uint8_t { data = 1, translation = 2, checkpoint = 3 };
+const char* page_kind_name(PageKind kind);
+
+inline constexpr std::size_t kOobRecordSize = 48;
+inline constexpr std::uint8_t kOobRecordVersion = 1;
+
+struct OobRecord {
+  PageKind kind = PageKind::data;
+  std::uint32_t aux = 0;
+  std::uint64_t logical_number = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t version = 0;
+  std::uint64_t data_hash = 0;
+
+  bool operator==(const OobRecord&) const = default;
+};
+
+// Fills the whole OOB area (`out`, at least kOobRecordSize bytes).
+void encode_oob(const OobRecord& record, ByteSpan out);
+// Refuses an erased area, an unknown kind or version, and a checksum mismatch.
+Result<OobRecord> decode_oob(ConstByteSpan in);
+// True if every byte is 0xFF: the OOB of a page that was never programmed.
+bool is_erased(ConstByteSpan bytes);
+
+}  // namespace flashdir::format

@@ -1,0 +1,42 @@
+# Shared set-up for scripts/test.sh and scripts/demo.sh (sourced, not run).
+# Installs missing Debian packages and configures meson build directories on first use.
+
+FLASHDIR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+FLASHDIR_PACKAGES=(
+  g++ meson ninja-build pkg-config
+  libfuse3-dev fuse3 librocksdb-dev libxxhash-dev catch2 libcli11-dev libspdlog-dev libfmt-dev
+  nlohmann-json3-dev libabsl-dev libbenchmark-dev fio gnuplot-nox util-linux
+)
+
+# Installs whatever of FLASHDIR_PACKAGES is missing. Idempotent: does nothing (not even
+# `apt-get update`) when everything is there.
+ensure_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${FLASHDIR_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# configure_build DIR [meson options...]: sets up DIR unless it is already configured.
+configure_build() {
+  local dir="$1"
+  shift
+  if [ ! -f "$FLASHDIR_ROOT/$dir/build.ninja" ]; then
+    meson setup "$FLASHDIR_ROOT/$dir" "$FLASHDIR_ROOT" "$@"
+  fi
+}
+
+# Optimised with assertions on; warnings are errors.
+configure_release() { configure_build build --buildtype=release -Db_ndebug=false -Dwerror=true; }
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+configure_asan() {
+  configure_build build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
+}

@@ -1,0 +1,75 @@
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "flashdir/format.h"
+
+namespace flashdir::format {
+
+std::uint64_t xxh3(ConstByteSpan bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+const char* mapping_scheme_name(MappingScheme scheme) {
+  switch (scheme) {
+    case MappingScheme::cftl: return "cftl";
+    case MappingScheme::dftl: return "dftl";
+    case MappingScheme::page: return "page";
+  }
+  return "unknown";
+}
+
+const char* gc_policy_name(GcPolicy policy) {
+  switch (policy) {
+    case GcPolicy::dual_greedy: return "dual-greedy";
+    case GcPolicy::greedy: return "greedy";
+    case GcPolicy::cost_benefit: return "cost-benefit";
+  }
+  return "unknown";
+}
+
+const char* ram_policy_name(RamPolicy policy) {
+  switch (policy) {
+    case RamPolicy::tree: return "tree";
+    case RamPolicy::aps: return "aps";
+    case RamPolicy::static_split: return "static";
+  }
+  return "unknown";
+}
+
+const char* page_kind_name(PageKind kind) {
+  switch (kind) {
+    case PageKind::data: return "data";
+    case PageKind::translation: return "translation";
+    case PageKind::checkpoint: return "checkpoint";
+  }
+  return "unknown";
+}
+
+Uuid Uuid::random() {
+  Uuid uuid;
+  std::size_t filled = 0;
+  while (filled < uuid.bytes.size()) {
+    const ssize_t n = getrandom(uuid.bytes.data() + filled, uuid.bytes.size() - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    // getrandom(2) only fails on bad arguments or before the entropy pool is initialised at
+    // boot; neither can happen to a process that is running normally.
+    if (n <= 0) std::abort();
+    filled += static_cast<std::size_t>(n);
+  }
+  uuid.bytes[6] = static_cast<std::uint8_t>((uuid.bytes[6] & 0x0F) | 0x40);  // RFC 4122 v4
+  uuid.bytes[8] = static_cast<std::uint8_t>((uuid.bytes[8] & 0x3F) | 0x80);
+  return uuid;
+}
+
+std::string Uuid::to_string() const {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", bytes[i]);
+  }
+  return out;
+}
+
+}  // namespace flashdir::format

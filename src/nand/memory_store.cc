@@ -1,0 +1,107 @@
+// The RAM-backed stores: "memory" keeps page data and OOB, "metadata-only" keeps only the OOB.
+// Storage is allocated per block on first program and released on discard, so memory follows
+// the number of live blocks, not the chip size.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "flashdir/nand/page_store.h"
+
+namespace flashdir {
+namespace {
+
+class MemoryStore final : public PageStore {
+ public:
+  MemoryStore(const Geometry& geometry, bool keep_data)
+      : geometry_(geometry), keep_data_(keep_data), blocks_(geometry.block_count) {}
+
+  const Geometry& geometry() const override { return geometry_; }
+  bool stores_data() const override { return keep_data_; }
+  std::string_view backend_name() const override { return keep_data_ ? "memory" : "metadata-only"; }
+
+  BlockState block_state(BlockNumber block) const override { return blocks_[block.value].state; }
+  Status set_block_state(BlockNumber block, BlockState state) override {
+    blocks_[block.value].state = state;
+    return Status::ok();
+  }
+
+  Status read_pages(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) override {
+    for_each_page(first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
+      if (!data.empty()) {
+        std::uint8_t* out = data.data() + i * geometry_.page_size_bytes;
+        if (block.data) {
+          std::memcpy(out, block.data.get() + std::size_t{index} * geometry_.page_size_bytes, geometry_.page_size_bytes);
+        } else {
+          std::memset(out, 0, geometry_.page_size_bytes);
+        }
+      }
+      if (!oob.empty()) {
+        std::uint8_t* out = oob.data() + i * geometry_.oob_size_bytes;
+        if (block.oob) {
+          std::memcpy(out, block.oob.get() + std::size_t{index} * geometry_.oob_size_bytes, geometry_.oob_size_bytes);
+        } else {
+          std::memset(out, 0, geometry_.oob_size_bytes);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+  Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
+    for_each_page(first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
+      if (keep_data_ && !data.empty()) {
+        if (!block.data) block.data = zeroed(geometry_.block_size_bytes());
+        std::memcpy(block.data.get() + std::size_t{index} * geometry_.page_size_bytes,
+                    data.data() + i * geometry_.page_size_bytes, geometry_.page_size_bytes);
+      }
+      if (!block.oob) block.oob = zeroed(std::size_t{geometry_.oob_size_bytes} * geometry_.pages_per_block);
+      std::memcpy(block.oob.get() + std::size_t{index} * geometry_.oob_size_bytes,
+                  oob.data() + i * geometry_.oob_size_bytes, geometry_.oob_size_bytes);
+    });
+    return Status::ok();
+  }
+
+  Status discard_block(BlockNumber block) override {
+    blocks_[block.value].data.reset();
+    blocks_[block.value].oob.reset();
+    return Status::ok();
+  }
+
+  Status sync() override { return Status::ok(); }
+
+ private:
+  struct Block {
+    BlockState state;
+    std::unique_ptr<std::uint8_t[]> data;
+    std::unique_ptr<std::uint8_t[]> oob;
+  };
+
+  static std::unique_ptr<std::uint8_t[]> zeroed(std::size_t bytes) {
+    return std::make_unique<std::uint8_t[]>(bytes);  // value-initialised: zeros
+  }
+
+  template <typename Visit>
+  void for_each_page(Ppn first, std::uint32_t count, Visit visit) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const Ppn page = first + i;
+      visit(blocks_[geometry_.block_of(page).value], geometry_.page_in_block(page), std::size_t{i});
+    }
+  }
+
+  Geometry geometry_;
+  bool keep_data_;
+  std::vector<Block> blocks_;
+};
+
+}  // namespace
+
+std::shared_ptr<PageStore> make_memory_store(const Geometry& geometry) {
+  return std::make_shared<MemoryStore>(geometry, true);
+}
+
+std::shared_ptr<PageStore> make_metadata_store(const Geometry& geometry) {
+  return std::make_shared<MemoryStore>(geometry, false);
+}
+
+}  // namespace flashdir

@@ -1,0 +1,166 @@
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "flashdir/format.h"
+#include "flashdir/size.h"
+
+using namespace flashdir;
+using namespace flashdir::format;
+
+namespace {
+
+Superblock sample_superblock() {
+  Superblock sb;
+  sb.uuid = Uuid::random();
+  sb.geometry = {4096, 64, 128, 512};
+  sb.latency = LatencyProfile::of(LatencyPreset::mlc);
+  sb.mapping_scheme = MappingScheme::dftl;
+  sb.gc_policy = GcPolicy::cost_benefit;
+  sb.ram_policy = RamPolicy::static_split;
+  sb.static_mapping_percent = 30;
+  sb.overprovision_permille = 120;
+  sb.clean_shutdown = false;
+  sb.ram_budget_bytes = 16 << 20;
+  sb.sequence = 42;
+  sb.created_unix_s = 1'700'000'000;
+  return sb;
+}
+
+}  // namespace
+
+// On-media values: a change here breaks every existing cache.
+static_assert(static_cast<int>(MappingScheme::cftl) == 1 && static_cast<int>(MappingScheme::page) == 3);
+static_assert(static_cast<int>(GcPolicy::dual_greedy) == 1 && static_cast<int>(GcPolicy::cost_benefit) == 3);
+static_assert(static_cast<int>(RamPolicy::tree) == 1 && static_cast<int>(RamPolicy::static_split) == 3);
+static_assert(static_cast<int>(PageKind::data) == 1 && static_cast<int>(PageKind::checkpoint) == 3);
+static_assert(static_cast<int>(LatencyPreset::slc) == 1 && static_cast<int>(LatencyPreset::custom) == 3);
+static_assert(kSuperblockEncodedSize <= kSuperblockSlotSize);
+static_assert(kImageHeaderEncodedSize <= kImageHeaderSize);
+static_assert(kOobRecordSize <= Geometry::kDefaultOobSizeBytes);
+
+TEST_CASE("superblock round-trips through its encoding", "[format]") {
+  const Superblock sb = sample_superblock();
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sb, slot);
+  auto decoded = decode_superblock(slot);
+  REQUIRE(decoded.is_ok());
+  CHECK(decoded.value() == sb);
+}
+
+TEST_CASE("superblock magic is the bytes FLASHDIR", "[format]") {
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sample_superblock(), slot);
+  CHECK(std::string(slot.begin(), slot.begin() + 8) == "FLASHDIR");
+}
+
+TEST_CASE("every flipped byte of the encoded superblock is refused", "[format]") {
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sample_superblock(), slot);
+  for (std::size_t i = 0; i < kSuperblockEncodedSize; ++i) {
+    auto damaged = slot;
+    damaged[i] ^= 0x10;
+    auto decoded = decode_superblock(damaged);
+    INFO("byte " << i);
+    REQUIRE_FALSE(decoded.is_ok());
+    CHECK(decoded.status().code() == StatusCode::corruption);
+    CHECK_THAT(decoded.status().message(), Catch::Contains("superblock"));
+  }
+}
+
+TEST_CASE("superblock checks are named in their messages", "[format]") {
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sample_superblock(), slot);
+  auto with_byte = [&](std::size_t offset, std::uint8_t value) {
+    auto copy = slot;
+    copy[offset] = value;
+    return decode_superblock(copy).status().message();
+  };
+  CHECK_THAT(with_byte(0, 'X'), Catch::Contains("bad magic"));
+  CHECK_THAT(with_byte(8, 9), Catch::Contains("format version 9"));
+  CHECK_THAT(with_byte(40, 0x11), Catch::Contains("checksum mismatch"));
+  CHECK_THAT(decode_superblock(std::vector<std::uint8_t>(10)).status().message(), Catch::Contains("truncated"));
+}
+
+TEST_CASE("a superblock with a valid checksum but impossible fields is refused", "[format]") {
+  Superblock sb = sample_superblock();
+  sb.geometry.page_size_bytes = 3000;
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sb, slot);
+  auto decoded = decode_superblock(slot);
+  REQUIRE_FALSE(decoded.is_ok());
+  CHECK_THAT(decoded.status().message(), Catch::Contains("page size 3000"));
+
+  sb = sample_superblock();
+  sb.static_mapping_percent = 101;
+  encode_superblock(sb, slot);
+  CHECK_THAT(decode_superblock(slot).status().message(), Catch::Contains("101%"));
+}
+
+TEST_CASE("image header round-trips and rejects damage", "[format]") {
+  ImageHeader header{Uuid::random(), {2048, 64, 64, 100}, {}};
+  header.layout = image_layout(header.geometry);
+  std::vector<std::uint8_t> bytes(kImageHeaderSize);
+  encode_image_header(header, bytes);
+  auto decoded = decode_image_header(bytes);
+  REQUIRE(decoded.is_ok());
+  CHECK(decoded->uuid == header.uuid);
+  CHECK(decoded->geometry == header.geometry);
+  CHECK(decoded->layout == header.layout);
+  for (std::size_t i = 0; i < kImageHeaderEncodedSize; ++i) {
+    auto damaged = bytes;
+    damaged[i] ^= 0x01;
+    INFO("byte " << i);
+    CHECK_THAT(decode_image_header(damaged).status().message(), Catch::Contains("image header"));
+  }
+}
+
+TEST_CASE("image layout aligns the data area and sizes the file", "[format]") {
+  const Geometry g{4096, 64, 128, 1000};
+  const ImageLayout layout = image_layout(g);
+  CHECK(layout.block_table_offset == kImageHeaderSize);
+  CHECK(layout.oob_offset >= layout.block_table_offset + g.block_count * kBlockTableEntrySize);
+  CHECK(layout.data_offset % 4096 == 0);
+  CHECK(layout.data_offset >= layout.oob_offset + g.page_count() * g.oob_size_bytes);
+  CHECK(layout.file_size == layout.data_offset + g.capacity_bytes());
+}
+
+TEST_CASE("OOB record round-trips and rejects every flipped byte", "[format]") {
+  OobRecord record{PageKind::translation, 7, 123456789, 99, 98, 0xDEADBEEFCAFEF00DULL};
+  std::vector<std::uint8_t> oob(64);
+  encode_oob(record, oob);
+  auto decoded = decode_oob(oob);
+  REQUIRE(decoded.is_ok());
+  CHECK(decoded.value() == record);
+  for (std::size_t i = 0; i < kOobRecordSize; ++i) {
+    auto damaged = oob;
+    damaged[i] ^= 0x80;
+    INFO("byte " << i);
+    CHECK(decode_oob(damaged).status().code() == StatusCode::corruption);
+  }
+}
+
+TEST_CASE("an erased OOB area is recognised and not decoded", "[format]") {
+  std::vector<std::uint8_t> oob(64, 0xFF);
+  CHECK(is_erased(oob));
+  CHECK_THAT(decode_oob(oob).status().message(), Catch::Contains("erased"));
+  oob[63] = 0xFE;
+  CHECK_FALSE(is_erased(oob));
+}
+
+TEST_CASE("sizes parse with binary suffixes and refuse garbage", "[format][size]") {
+  CHECK(parse_size("4096").value() == 4096);
+  CHECK(parse_size("4K").value() == 4096);
+  CHECK(parse_size("4k").value() == 4096);
+  CHECK(parse_size("64M").value() == 64ULL << 20);
+  CHECK(parse_size("2G").value() == 2ULL << 30);
+  CHECK(parse_size("1T").value() == 1ULL << 40);
+  CHECK(parse_size("16KiB").value() == 16ULL << 10);
+  CHECK(parse_size("0").value() == 0);
+  for (const char* bad : {"", "M", "12Q", "1.5G", "-1", "99999999999999999999", "20000000T", "4 K"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_size(bad).is_ok());
+  }
+  CHECK(format_size(64ULL << 20) == "64 MiB");
+  CHECK(format_size(1536) == "1.5 KiB");
+  CHECK(format_size(100) == "100 B");
+}

@@ -1,0 +1,215 @@
+// mkfs.flashdir and fsck.flashdir, run as the real binaries.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "flashdir/cache_dir.h"
+#include "flashdir/file_io.h"
+#include "flashdir/nand/faulty_chip.h"
+#include "flashdir/nand/simulated_chip.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+#include "support/test_chip.h"
+
+using namespace flashdir;
+using namespace flashdir::testing;
+
+namespace {
+
+CommandResult mkfs(const std::string& args) { return run_command(tool_path("MKFS_FLASHDIR") + " " + args); }
+CommandResult fsck(const std::string& args) { return run_command(tool_path("FSCK_FLASHDIR") + " " + args); }
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+void flip_byte(const std::filesystem::path& path, std::uint64_t offset) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR));
+  REQUIRE(fd.valid());
+  std::uint8_t byte = 0;
+  REQUIRE(pread_exact(fd.get(), ByteSpan(&byte, 1), offset, "test").is_ok());
+  byte ^= 0x40;
+  REQUIRE(pwrite_all(fd.get(), ConstByteSpan(&byte, 1), offset, "test").is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("mkfs formats a cache that fsck finds clean", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  const auto made = mkfs(quoted(dir) + " --size 64M");
+  INFO(made.output);
+  REQUIRE(made.exit_code == 0);
+  CHECK_THAT(made.output, Catch::Contains("128 blocks x 128 pages x 4096 B"));
+  const CacheDirPaths paths(dir);
+  CHECK(std::filesystem::exists(paths.superblock));
+  CHECK(std::filesystem::exists(paths.image));
+  CHECK(std::filesystem::is_directory(paths.catalog));
+  const auto checked = fsck(quoted(dir));
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+  CHECK_THAT(checked.output, Catch::Contains("clean"));
+}
+
+TEST_CASE("mkfs takes the geometry options", "[tools]") {
+  TempDir tmp;
+  const auto made = mkfs(quoted(tmp / "c") + " --size 32M --page-size 2K --pages-per-block 64 --oob-size 128 --latency mlc");
+  INFO(made.output);
+  REQUIRE(made.exit_code == 0);
+  CHECK_THAT(made.output, Catch::Contains("256 blocks x 64 pages x 2048 B (+128 B OOB)"));
+  CHECK_THAT(made.output, Catch::Contains("mlc"));
+  CHECK(read_superblock_file(CacheDirPaths(tmp / "c").superblock)->superblock.geometry.oob_size_bytes == 128);
+}
+
+TEST_CASE("mkfs refuses bad requests with a one-line reason", "[tools]") {
+  TempDir tmp;
+  const auto dir = quoted(tmp / "cache");
+  struct Case {
+    std::string args;
+    std::string reason;
+  };
+  const Case cases[] = {
+      {dir + " --size 1M", "at least 32 blocks"},
+      {dir + " --size 16388K", "whole number"},
+      {dir + " --size 64M --page-size 3000", "page size 3000"},
+      {dir + " --size 64M --page-size 0", "page size 0"},
+      {dir + " --size 64M --oob-size 16", "OOB size 16"},
+      {dir + " --size 64X", "unknown unit"},
+      {dir + " --size 64M --latency tlc", "tlc"},
+      {"/proc/flashdir-cache --size 64M", "/proc/flashdir-cache"},
+      {quoted(tmp / "missing-parent" / "cache") + " --size 64M", "cannot create"},
+  };
+  for (const auto& c : cases) {
+    const auto result = mkfs(c.args);
+    INFO(c.args << "\n" << result.output);
+    CHECK(result.exit_code != 0);
+    CHECK_THAT(result.output, Catch::Contains(c.reason));
+    CHECK(std::count(result.output.begin(), result.output.end(), '\n') == 1);
+  }
+  CHECK_FALSE(std::filesystem::exists(tmp / "cache" / "superblock"));
+}
+
+TEST_CASE("mkfs refuses an unwritable directory", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "readonly";
+  std::filesystem::create_directory(dir);
+  std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                               std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                               std::filesystem::perms::others_exec);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                        std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+  // Permission bits do not stop root, so as root run mkfs as nobody.
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "";
+  const auto result = run_command(as_user + tool_path("MKFS_FLASHDIR") + " " + quoted(dir) + " --size 16M");
+  INFO(result.output);
+  CHECK(result.exit_code != 0);
+  CHECK_THAT(result.output, Catch::Contains("is not writable") && Catch::Contains("Permission denied"));
+}
+
+TEST_CASE("mkfs keeps an existing cache unless forced", "[tools]") {
+  TempDir tmp;
+  const auto dir = quoted(tmp / "cache");
+  REQUIRE(mkfs(dir + " --size 16M").exit_code == 0);
+  const auto first = read_superblock_file(CacheDirPaths(tmp / "cache").superblock)->superblock.uuid;
+  const auto again = mkfs(dir + " --size 16M");
+  CHECK(again.exit_code != 0);
+  CHECK_THAT(again.output, Catch::Contains("already holds a flashdir cache"));
+  CHECK(read_superblock_file(CacheDirPaths(tmp / "cache").superblock)->superblock.uuid == first);
+  REQUIRE(mkfs(dir + " --size 16M --force").exit_code == 0);
+  CHECK(read_superblock_file(CacheDirPaths(tmp / "cache").superblock)->superblock.uuid != first);
+}
+
+TEST_CASE("mkfs refuses a non-empty directory that is not a cache", "[tools]") {
+  TempDir tmp;
+  std::ofstream(tmp / "precious.txt") << "keep me";
+  const auto result = mkfs(quoted(tmp.path()) + " --size 16M");
+  CHECK(result.exit_code != 0);
+  CHECK_THAT(result.output, Catch::Contains("not empty"));
+  REQUIRE(mkfs(quoted(tmp.path()) + " --size 16M --force").exit_code == 0);
+  CHECK(std::filesystem::exists(tmp / "precious.txt"));
+}
+
+TEST_CASE("mkfs and fsck explain their options", "[tools]") {
+  const auto mkfs_help = mkfs("--help");
+  CHECK(mkfs_help.exit_code == 0);
+  for (const char* word : {"--size", "--page-size", "--pages-per-block", "--oob-size", "--latency", "--force", "bytes", "4K", "slc"}) {
+    CHECK_THAT(mkfs_help.output, Catch::Contains(word));
+  }
+  const auto fsck_help = fsck("--help");
+  CHECK(fsck_help.exit_code == 0);
+  CHECK_THAT(fsck_help.output, Catch::Contains("-n") && Catch::Contains("-y") && Catch::Contains("Exit status"));
+}
+
+TEST_CASE("fsck finds a flipped byte in the superblock", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  const auto superblock = CacheDirPaths(dir).superblock;
+
+  SECTION("in one slot: an uncorrected error, repaired by -y") {
+    flip_byte(superblock, 60);
+    const auto checked = fsck("-n " + quoted(dir));
+    INFO(checked.output);
+    CHECK(checked.exit_code == 4);
+    CHECK_THAT(checked.output, Catch::Contains("superblock slot 0") && Catch::Contains("checksum mismatch"));
+    const auto repaired = fsck("-y " + quoted(dir));
+    INFO(repaired.output);
+    CHECK(repaired.exit_code == 1);
+    CHECK(fsck(quoted(dir)).exit_code == 0);
+  }
+  SECTION("in both slots: the cache cannot be used") {
+    flip_byte(superblock, 60);
+    flip_byte(superblock, format::kSuperblockSlotSize + 60);
+    const auto checked = fsck(quoted(dir));
+    INFO(checked.output);
+    CHECK(checked.exit_code == 8);
+    CHECK_THAT(checked.output, Catch::Contains("no valid superblock"));
+  }
+}
+
+TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
+  TempDir tmp;
+  const auto missing = fsck(quoted(tmp / "nothing-here"));
+  CHECK(missing.exit_code == 8);
+  REQUIRE(mkfs(quoted(tmp / "a") + " --size 16M").exit_code == 0);
+  REQUIRE(mkfs(quoted(tmp / "b") + " --size 16M").exit_code == 0);
+  std::filesystem::copy_file(tmp / "b" / "nand.img", tmp / "a" / "nand.img",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto swapped = fsck(quoted(tmp / "a"));
+  INFO(swapped.output);
+  CHECK(swapped.exit_code == 8);
+  CHECK_THAT(swapped.output, Catch::Contains("belongs to cache"));
+  std::filesystem::resize_file(tmp / "b" / "nand.img", 4096 * 3);
+  const auto truncated = fsck(quoted(tmp / "b"));
+  INFO(truncated.output);
+  CHECK(truncated.exit_code == 8);
+  CHECK_THAT(truncated.output, Catch::Contains("needs"));
+}
+
+TEST_CASE("fsck verifies the OOB record of every programmed page", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  {
+    auto store = open_image_store(CacheDirPaths(dir).image, ImageAccess::read_write);
+    REQUIRE(store.is_ok());
+    SimClock clock;
+    SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+    SeededRandom random(5);
+    for (std::uint64_t p = 0; p < 10; ++p) {
+      const PageImage page = random_page(chip.geometry(), random, p + 1);
+      REQUIRE(chip.program(Ppn(p), 1, page.data, page.oob).is_ok());
+    }
+    FaultPlan plan;
+    plan.cut_at_operation = 0;
+    plan.in_flight = InFlight::torn;
+    FaultyChip faulty(chip, plan);
+    const PageImage page = random_page(chip.geometry(), random, 11);
+    REQUIRE(faulty.program(Ppn(10), 1, page.data, page.oob).code() == StatusCode::power_lost);
+  }
+  const auto checked = fsck(quoted(dir));
+  INFO(checked.output);
+  CHECK(checked.exit_code == 4);
+  CHECK_THAT(checked.output, Catch::Contains("11 programmed: 10 data"));
+  CHECK_THAT(checked.output, Catch::Contains("page 10 (block 0, page 10)"));
+}
