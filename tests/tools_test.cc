@@ -213,3 +213,16 @@ TEST_CASE("fsck verifies the OOB record of every programmed page", "[tools]") {
   CHECK_THAT(checked.output, Catch::Contains("11 programmed: 10 data"));
   CHECK_THAT(checked.output, Catch::Contains("page 10 (block 0, page 10)"));
 }
+
+TEST_CASE("fsck draws a progress bar on a terminal for a large image", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 4G").exit_code == 0);  // 8192 blocks, sparse
+  // script(1) gives fsck a pseudo-terminal; through a pipe it must draw nothing.
+  const auto on_tty = run_command("script -qec \"" + tool_path("FSCK_FLASHDIR") + " " + quoted(dir) + "\" /dev/null");
+  INFO(on_tty.output);
+  CHECK(on_tty.exit_code == 0);
+  CHECK_THAT(on_tty.output, Catch::Contains("scanning chip") && Catch::Contains("100%"));
+  const auto piped = fsck(quoted(dir));
+  CHECK_THAT(piped.output, !Catch::Contains("scanning chip"));
+}
