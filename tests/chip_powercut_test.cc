@@ -143,7 +143,8 @@ Outcome run(const Scenario& scenario) {
       std::vector<std::uint8_t> data, oob;
       for (std::uint32_t i = 0; i < count; ++i) {
         run.push_back(random_page(g, random, ++sequence));
-        data.insert(data.end(), run.back().data.begin(), run.back().data.end());
+        const ConstByteSpan page_data = data_to_program(chip, run.back());
+        data.insert(data.end(), page_data.begin(), page_data.end());
         oob.insert(oob.end(), run.back().oob.begin(), run.back().oob.end());
       }
       const Ppn first = g.page_at(block, next);

@@ -17,7 +17,8 @@ Status program_pages(NandChip& chip, std::uint64_t first, std::uint32_t count, S
   std::vector<std::uint8_t> data, oob;
   for (std::uint32_t i = 0; i < count; ++i) {
     const PageImage page = random_page(chip.geometry(), random, sequence + i);
-    data.insert(data.end(), page.data.begin(), page.data.end());
+    const ConstByteSpan page_data = data_to_program(chip, page);
+    data.insert(data.end(), page_data.begin(), page_data.end());
     oob.insert(oob.end(), page.oob.begin(), page.oob.end());
   }
   return chip.program(Ppn(first), count, data, oob);

@@ -98,9 +98,9 @@ Status FaultyChip::program(Ppn first, std::uint32_t count, ConstByteSpan data, C
 }
 
 Status FaultyChip::tear_program(Ppn page, ConstByteSpan data, ConstByteSpan oob) {
-  // The page is programmed as data ++ OOB; a metadata-only chip keeps only the OOB, so only
-  // the OOB can show the damage there.
-  const bool keep_data = inner_.stores_data() && !data.empty();
+  // The page is programmed as data ++ OOB; a page programmed without data (metadata-only
+  // chip) can only show the damage in its OOB.
+  const bool keep_data = !data.empty();
   std::vector<std::uint8_t> bytes(keep_data ? data.begin() : data.end(), data.end());
   bytes.insert(bytes.end(), oob.begin(), oob.end());
   const std::size_t prefix = random_.uniform(bytes.size());

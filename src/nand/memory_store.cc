@@ -1,6 +1,7 @@
-// The RAM-backed stores: "memory" keeps page data and OOB, "metadata-only" keeps only the OOB.
-// Storage is allocated per block on first program and released on discard, so memory follows
-// the number of live blocks, not the chip size.
+// The RAM-backed stores: "memory" keeps page data and OOB; "metadata-only" keeps the OOB of
+// every page but data only for pages programmed with a data buffer (the FTL's own translation
+// and checkpoint pages), so trace replay stores no host data. Storage is allocated per block
+// on first use and released on discard, so memory follows the live blocks, not the chip size.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -50,7 +51,7 @@ class MemoryStore final : public PageStore {
 
   Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
     for_each_page(first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
-      if (keep_data_ && !data.empty()) {
+      if (!data.empty()) {
         if (!block.data) block.data = zeroed(geometry_.block_size_bytes());
         std::memcpy(block.data.get() + std::size_t{index} * geometry_.page_size_bytes,
                     data.data() + i * geometry_.page_size_bytes, geometry_.page_size_bytes);

@@ -56,3 +56,11 @@ PageImage random_page(const Geometry& geometry, SeededRandom& random, std::uint6
 }
 
 }  // namespace flashdir::testing
+
+namespace flashdir::testing {
+
+ConstByteSpan data_to_program(const NandChip& chip, const PageImage& page) {
+  return chip.stores_data() ? ConstByteSpan(page.data) : ConstByteSpan();
+}
+
+}  // namespace flashdir::testing

@@ -46,5 +46,7 @@ struct PageImage {
   std::vector<std::uint8_t> oob;
 };
 PageImage random_page(const Geometry& geometry, SeededRandom& random, std::uint64_t sequence);
+// The data buffer to program for `page`: none on a metadata-only chip, as trace replay does.
+ConstByteSpan data_to_program(const NandChip& chip, const PageImage& page);
 
 }  // namespace flashdir::testing

@@ -31,7 +31,8 @@ class NandChip {
   virtual ~NandChip() = default;
 
   virtual const Geometry& geometry() const = 0;
-  // False for the metadata-only backend: programs keep only the OOB, reads return zero data.
+  // False for the metadata-only backend: a program may omit the data, and a page programmed
+  // without data reads back as zeros (pages programmed with data keep it).
   virtual bool stores_data() const = 0;
   virtual std::string_view backend_name() const = 0;
 

@@ -43,7 +43,8 @@ class PageStore {
 // Page data and OOB in RAM; lost with the process. Shared ownership lets a test "reopen" the
 // same medium with a new chip after a simulated power cut.
 std::shared_ptr<PageStore> make_memory_store(const Geometry& geometry);
-// OOB and block state only, for fast trace replay: data is discarded and reads return zeros.
+// OOB and block state for every page, data only for pages programmed with a data buffer;
+// for fast trace replay, where host pages are programmed without data and read as zeros.
 std::shared_ptr<PageStore> make_metadata_store(const Geometry& geometry);
 
 enum class ImageAccess { read_only, read_write };
