@@ -24,6 +24,12 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
     fmt::print("  wear      erase count min {} / mean {:.2f} / max {}\n", chip.erase_count_min,
                chip.erase_count_mean, chip.erase_count_max);
   }
+  if (report.ftl.checked) {
+    const auto& ftl = report.ftl;
+    fmt::print("  FTL       checkpoint {} ({}), {} of {} logical pages mapped, {} pages rolled forward, {} mismatches\n",
+               ftl.checkpoint_generation, ftl.checkpoint_clean ? "clean" : "changed since",
+               ftl.mapped_pages, ftl.logical_pages, ftl.rolled_forward_pages, ftl.mismatches);
+  }
   for (const auto& note : report.notes) fmt::print("  note: {}\n", note);
   for (const auto& repair : report.repairs) fmt::print("  repaired: {}\n", repair);
   for (const auto& error : report.errors) fmt::print("  error: {}\n", error);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "flashdir/cache_dir.h"
+#include "flashdir/ftl/ftl.h"
 #include "flashdir/size.h"
 
 namespace {
@@ -32,6 +33,10 @@ int main(int argc, char** argv) {
   std::string oob_size_text = "64";
   std::uint32_t pages_per_block = flashdir::Geometry::kDefaultPagesPerBlock;
   std::string latency_name = "slc";
+  std::string mapping_name = "cftl";
+  std::string gc_name = "dual-greedy";
+  double op_percent = 7.0;
+  std::string ram_text = "64M";
   bool force = false;
 
   app.add_option("DIR", dir, "Cache directory to format (created if its parent exists)")->required();
@@ -48,6 +53,17 @@ int main(int argc, char** argv) {
                  "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) "
                  "or zero")
       ->capture_default_str();
+  app.add_option("--mapping", mapping_name,
+                 "FTL mapping scheme: cftl (CPMT + CBMT, convertible), dftl (cached page map) or page "
+                 "(whole map in RAM)")
+      ->capture_default_str();
+  app.add_option("--gc", gc_name, "Garbage-collection policy: dual-greedy, greedy or cost-benefit")
+      ->capture_default_str();
+  app.add_option("--op", op_percent, "Over-provisioning: percent of the data area kept spare, 0 to 99.9")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 99.9));
+  app.add_option("--ram", ram_text, "Device RAM for the mapping cache and write buffer, bytes (K/M/G suffixes)")
+      ->capture_default_str();
   app.add_flag("-f,--force", force, "Replace an existing cache in DIR (only flashdir's own files)");
   CLI11_PARSE(app, argc, argv);
 
@@ -62,6 +78,16 @@ int main(int argc, char** argv) {
   auto latency = flashdir::LatencyProfile::parse(latency_name);
   if (!latency.is_ok()) return refuse(latency.status().with_context("--latency"));
   options.latency = *latency;
+  auto mapping = flashdir::format::parse_mapping_scheme(mapping_name);
+  if (!mapping.is_ok()) return refuse(mapping.status().with_context("--mapping"));
+  options.mapping = *mapping;
+  auto gc = flashdir::format::parse_gc_policy(gc_name);
+  if (!gc.is_ok()) return refuse(gc.status().with_context("--gc"));
+  options.gc = *gc;
+  options.overprovision_permille = static_cast<std::uint16_t>(op_percent * 10.0 + 0.5);
+  auto ram = flashdir::parse_size(ram_text);
+  if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
+  options.ram_budget_bytes = *ram;
 
   auto sb = flashdir::format_cache_dir(dir, options);
   if (!sb.is_ok()) return refuse(sb.status());
@@ -72,6 +98,11 @@ int main(int argc, char** argv) {
   fmt::print("  latency   {} (read {} us, program {} us, erase {} us)\n",
              flashdir::latency_preset_name(sb->latency.preset), sb->latency.read_us, sb->latency.program_us,
              sb->latency.erase_us);
+  const auto logical = flashdir::Ftl::logical_pages_for(sb->geometry, sb->overprovision_permille);
+  fmt::print("  logical   {} pages ({}), {}% over-provisioning\n", logical.value(),
+             flashdir::format_size(logical.value() * sb->geometry.page_size_bytes), sb->overprovision_permille / 10.0);
+  fmt::print("  FTL       {} mapping, {} GC, {} device RAM\n", flashdir::format::mapping_scheme_name(sb->mapping_scheme),
+             flashdir::format::gc_policy_name(sb->gc_policy), flashdir::format_size(sb->ram_budget_bytes));
   fmt::print("  image     {} (sparse)\n", paths.image.string());
   fmt::print("  catalog   {}\n", paths.catalog.string());
   return 0;

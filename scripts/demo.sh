@@ -20,9 +20,8 @@ fi
 echo "### 1. mkfs.flashdir: a 64 MiB cache with SLC timings"
 "$bin/mkfs/mkfs.flashdir" "$cache" --size 64M --latency slc --force
 echo
-echo "### 2. a log-structured workload on the chip, with a power cut in the middle"
-"$bin/demo/flashdir-chip-demo" "$cache" --seed "${FLASHDIR_DEMO_SEED:-$RANDOM}" --pages 20000
+echo "### 2. random I/O through the FTL, a power cut at a random chip operation, recovery"
+"$bin/demo/flashdir-powercut-demo" "$cache" --seed "${FLASHDIR_DEMO_SEED:-$RANDOM}" --requests 20000
 echo
-echo "### 3. fsck.flashdir on the image the power cut left behind"
-echo "###    (a torn page is reported until the FTL, which skips it, arrives)"
-"$bin/fsck/fsck.flashdir" -n "$cache" || true
+echo "### 3. fsck.flashdir: checkpoint + roll-forward against a rebuild from a full scan"
+"$bin/fsck/fsck.flashdir" -n "$cache"

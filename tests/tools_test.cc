@@ -8,6 +8,7 @@
 
 #include "flashdir/cache_dir.h"
 #include "flashdir/file_io.h"
+#include "flashdir/ftl/ftl.h"
 #include "flashdir/nand/faulty_chip.h"
 #include "flashdir/nand/simulated_chip.h"
 #include "support/run_command.h"
@@ -186,32 +187,86 @@ TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
   CHECK_THAT(truncated.output, Catch::Contains("needs"));
 }
 
-TEST_CASE("fsck verifies the OOB record of every programmed page", "[tools]") {
+namespace {
+
+FtlOptions options_of(const std::filesystem::path& dir) {
+  const auto sb = read_superblock_file(CacheDirPaths(dir).superblock)->superblock;
+  FtlOptions options;
+  options.mapping = sb.mapping_scheme;
+  options.gc = sb.gc_policy;
+  options.overprovision_permille = sb.overprovision_permille;
+  options.mapping_cache_bytes = 1024;  // small: translation pages get written
+  return options;
+}
+
+// Writes `requests` random runs through the FTL of the cache, with a power cut at `cut_at`.
+void write_through_ftl(const std::filesystem::path& dir, std::uint64_t requests, std::uint64_t cut_at) {
+  auto store = open_image_store(CacheDirPaths(dir).image, ImageAccess::read_write);
+  REQUIRE(store.is_ok());
+  SimClock clock;
+  SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+  FaultPlan plan;
+  plan.cut_at_operation = cut_at;
+  plan.in_flight = InFlight::torn;
+  FaultyChip faulty(chip, plan);
+  auto ftl = Ftl::open(faulty, clock, options_of(dir));
+  REQUIRE(ftl.is_ok());
+  SeededRandom random(3);
+  const Geometry& g = chip.geometry();
+  std::vector<std::uint8_t> data(4 * g.page_size_bytes);
+  for (std::uint64_t r = 0; r < requests && !faulty.power_lost(); ++r) {
+    for (auto& byte : data) byte = static_cast<std::uint8_t>(random.next_u64());
+    (void)(*ftl)->write(Lpn(random.uniform(2000)), 4, data);  // fails once the power is gone
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fsck finds a cache consistent after a power cut", "[tools]") {
   TempDir tmp;
   const auto dir = tmp / "cache";
   REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  write_through_ftl(dir, 1000000, 3000);
+  const auto checked = fsck("-n " + quoted(dir));
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+  CHECK_THAT(checked.output, Catch::Contains("1 damaged") && Catch::Contains("changed since") &&
+                                 Catch::Contains("0 mismatches"));
+}
+
+TEST_CASE("fsck rebuilds a mapping whose translation page is damaged", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  write_through_ftl(dir, 500, FaultPlan::kNever);
+  // Flip a byte of the newest copy of translation page 0.
+  std::uint64_t ppn = 0;
+  Geometry g;
   {
     auto store = open_image_store(CacheDirPaths(dir).image, ImageAccess::read_write);
     REQUIRE(store.is_ok());
     SimClock clock;
     SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-    SeededRandom random(5);
-    for (std::uint64_t p = 0; p < 10; ++p) {
-      const PageImage page = random_page(chip.geometry(), random, p + 1);
-      REQUIRE(chip.program(Ppn(p), 1, page.data, page.oob).is_ok());
-    }
-    FaultPlan plan;
-    plan.cut_at_operation = 0;
-    plan.in_flight = InFlight::torn;
-    FaultyChip faulty(chip, plan);
-    const PageImage page = random_page(chip.geometry(), random, 11);
-    REQUIRE(faulty.program(Ppn(10), 1, page.data, page.oob).code() == StatusCode::power_lost);
+    auto ftl = Ftl::open(chip, clock, options_of(dir));
+    REQUIRE(ftl.is_ok());
+    REQUIRE((*ftl)->close().is_ok());
+    ppn = (*ftl)->core().gtd()[0];
+    g = chip.geometry();
   }
-  const auto checked = fsck(quoted(dir));
+  REQUIRE(ppn != 0xFFFFFFFFu);
+  flip_byte(CacheDirPaths(dir).image, format::image_layout(g).data_offset + ppn * g.page_size_bytes + 100);
+
+  const auto checked = fsck("-n " + quoted(dir));
   INFO(checked.output);
   CHECK(checked.exit_code == 4);
-  CHECK_THAT(checked.output, Catch::Contains("11 programmed: 10 data"));
-  CHECK_THAT(checked.output, Catch::Contains("page 10 (block 0, page 10)"));
+  CHECK_THAT(checked.output, Catch::Contains("translation page 0"));
+  const auto repaired = fsck("-y " + quoted(dir));
+  INFO(repaired.output);
+  CHECK(repaired.exit_code == 1);
+  CHECK_THAT(repaired.output, Catch::Contains("rebuilt the FTL mapping"));
+  const auto again = fsck("-n " + quoted(dir));
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
 }
 
 TEST_CASE("fsck draws a progress bar on a terminal for a large image", "[tools]") {

@@ -33,11 +33,15 @@ struct FormatOptions {
   std::uint32_t oob_size_bytes = Geometry::kDefaultOobSizeBytes;
   std::uint32_t pages_per_block = Geometry::kDefaultPagesPerBlock;
   LatencyProfile latency = LatencyProfile::of(LatencyPreset::slc);
+  format::MappingScheme mapping = format::MappingScheme::cftl;
+  format::GcPolicy gc = format::GcPolicy::dual_greedy;
+  std::uint16_t overprovision_permille = 70;
+  std::uint64_t ram_budget_bytes = 64ULL << 20;  // device RAM (mapping cache, write buffer)
   bool force = false;  // replace an existing cache (only flashdir's own entries are removed)
 };
 
-// Formats `dir` (created if its parent exists): catalog, erased image, superblock, written in
-// that order so that a superblock exists only for a complete cache. Refuses, each with a
+// Formats `dir` (created if its parent exists): catalog, image with a freshly formatted FTL,
+// superblock, written in that order so that a superblock exists only for a complete cache. Refuses, each with a
 // one-line reason: a bad geometry, fewer than kMinimumCacheBlocks blocks, an existing cache or
 // a non-empty directory without `force`, and a directory that cannot be written.
 Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);

@@ -31,6 +31,16 @@ struct ChipScanSummary {
   double erase_count_mean = 0;
 };
 
+struct FtlCheckSummary {
+  bool checked = false;
+  std::uint64_t checkpoint_generation = 0;
+  bool checkpoint_clean = false;        // no change on the chip since the checkpoint
+  std::uint64_t logical_pages = 0;
+  std::uint64_t mapped_pages = 0;       // LPNs holding data
+  std::uint64_t rolled_forward_pages = 0;  // pages programmed after the checkpoint
+  std::uint64_t mismatches = 0;         // LPNs where checkpoint + roll-forward and a full scan disagree
+};
+
 struct CheckReport {
   std::string fatal;                  // why the check could not go on (operational error)
   std::vector<std::string> errors;    // problems left as they are
@@ -39,6 +49,7 @@ struct CheckReport {
   bool have_superblock = false;
   format::Superblock superblock;
   ChipScanSummary chip;
+  FtlCheckSummary ftl;
 
   // fsck(8): 0 clean, 1 errors corrected, 4 errors left uncorrected, 8 operational error;
   // the codes add up.

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "flashdir/geometry.h"
 #include "flashdir/status.h"
@@ -40,6 +41,9 @@ enum class RamPolicy : std::uint8_t { tree = 1, aps = 2, static_split = 3 };
 const char* mapping_scheme_name(MappingScheme scheme);
 const char* gc_policy_name(GcPolicy policy);
 const char* ram_policy_name(RamPolicy policy);
+// The inverse of the names above; the message lists the accepted names.
+Result<MappingScheme> parse_mapping_scheme(std::string_view name);
+Result<GcPolicy> parse_gc_policy(std::string_view name);
 
 // 128 random bits naming one formatted cache; the image header repeats it so a superblock
 // is never paired with another cache's image.

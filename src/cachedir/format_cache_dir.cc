@@ -8,7 +8,9 @@
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
 #include "flashdir/file_io.h"
+#include "flashdir/ftl/ftl.h"
 #include "flashdir/nand/page_store.h"
+#include "flashdir/nand/simulated_chip.h"
 #include "flashdir/size.h"
 
 namespace flashdir {
@@ -27,11 +29,18 @@ Result<Geometry> checked_geometry(const FormatOptions& options) {
   auto geometry = geometry_for_capacity(options.capacity_bytes, options.page_size_bytes,
                                         options.oob_size_bytes, options.pages_per_block);
   if (!geometry.is_ok()) return geometry.status();
+  if (options.overprovision_permille >= 1000) {
+    return Status::invalid_argument(fmt::format("over-provisioning {}% is not below 100%",
+                                                options.overprovision_permille / 10.0));
+  }
   if (geometry->block_count < kMinimumCacheBlocks) {
     return Status::invalid_argument(fmt::format(
         "size {} is {} blocks of {}; a cache needs at least {} blocks ({})", format_size(options.capacity_bytes),
         geometry->block_count, format_size(geometry->block_size_bytes()), kMinimumCacheBlocks,
         format_size(kMinimumCacheBlocks * geometry->block_size_bytes())));
+  }
+  if (auto logical = Ftl::logical_pages_for(geometry.value(), options.overprovision_permille); !logical.is_ok()) {
+    return logical.status();
   }
   return geometry;
 }
@@ -91,6 +100,10 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
   sb.uuid = format::Uuid::random();
   sb.geometry = geometry.value();
   sb.latency = options.latency;
+  sb.mapping_scheme = options.mapping;
+  sb.gc_policy = options.gc;
+  sb.overprovision_permille = options.overprovision_permille;
+  sb.ram_budget_bytes = options.ram_budget_bytes;
   sb.clean_shutdown = true;
   sb.sequence = 1;
   sb.created_unix_s = static_cast<std::uint64_t>(std::time(nullptr));
@@ -103,6 +116,15 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
   {
     auto image = create_image_store(paths.image, sb.geometry, sb.uuid);
     if (!image.is_ok()) return image.status();
+    SimClock clock;
+    SimulatedChip chip(image.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+    FtlOptions ftl_options;
+    ftl_options.mapping = sb.mapping_scheme;
+    ftl_options.gc = sb.gc_policy;
+    ftl_options.overprovision_permille = sb.overprovision_permille;
+    auto ftl = Ftl::format(chip, clock, ftl_options);
+    if (!ftl.is_ok()) return ftl.status().with_context("formatting the FTL");
+    FLASHDIR_TRY((*ftl)->close());
   }
   FLASHDIR_TRY(write_superblock_file(paths.superblock, sb));
   FLASHDIR_TRY(sync_directory(dir));

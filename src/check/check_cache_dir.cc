@@ -1,7 +1,9 @@
 #include <fmt/format.h>
+#include <memory>
 #include <system_error>
 
 #include "chip_scan.h"
+#include "ftl_check.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
 #include "flashdir/check.h"
@@ -77,28 +79,54 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
                                header->geometry.describe(), report.superblock.geometry.describe());
     return;
   }
-  auto store = open_image_store(paths.image, ImageAccess::read_only);
-  if (!store.is_ok()) {
-    report.fatal = fmt::format("cannot use the chip image: {}", store.status().message());
+  const std::size_t errors_before = report.errors.size();
+  bool needs_rebuild = false;
+  {
+    auto store = open_image_store(paths.image, ImageAccess::read_only);
+    if (!store.is_ok()) {
+      report.fatal = fmt::format("cannot use the chip image: {}", store.status().message());
+      return;
+    }
+    SimClock clock;
+    SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+    // Damaged pages are what power cuts leave behind; they are errors only if the mapping
+    // refers to them, which check_ftl finds.
+    std::size_t listed = 0;
+    auto damaged = [&](Ppn page, const std::string& why) {
+      if (listed++ >= options.max_listed_pages) return;
+      const Geometry& g = chip.geometry();
+      report.notes.push_back(fmt::format("damaged page {} (block {}, page {}): {}", page.value,
+                                         g.block_of(page).value, g.page_in_block(page), why));
+    };
+    if (Status s = scan_chip(chip, report.chip, damaged, options.progress); !s.is_ok()) {
+      report.fatal = fmt::format("chip scan stopped: {}", s.message());
+      return;
+    }
+    if (report.chip.damaged_pages > options.max_listed_pages) {
+      report.notes.push_back(fmt::format("... and {} more damaged pages",
+                                         report.chip.damaged_pages - options.max_listed_pages));
+    }
+    needs_rebuild = check_ftl(chip, report.superblock, options, report);
+  }
+  if (!needs_rebuild || !options.repair) return;
+
+  // fsck -y: replace the FTL state with one rebuilt from a scan of every page.
+  auto writable = open_image_store(paths.image, ImageAccess::read_write);
+  if (!writable.is_ok()) {
+    report.errors.push_back(fmt::format("cannot open the image to repair it: {}", writable.status().message()));
     return;
   }
   SimClock clock;
-  SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-  std::size_t listed = 0;
-  auto damaged = [&](Ppn page, const std::string& why) {
-    if (listed++ >= options.max_listed_pages) return;
-    const Geometry& g = chip.geometry();
-    report.errors.push_back(fmt::format("page {} (block {}, page {}): {}", page.value,
-                                        g.block_of(page).value, g.page_in_block(page), why));
-  };
-  if (Status s = scan_chip(chip, report.chip, damaged, options.progress); !s.is_ok()) {
-    report.fatal = fmt::format("chip scan stopped: {}", s.message());
+  SimulatedChip chip(writable.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+  if (Status s = rebuild_ftl(chip, report.superblock); !s.is_ok()) {
+    report.errors.push_back(fmt::format("rebuilding the FTL from a full scan failed: {}", s.message()));
     return;
   }
-  if (report.chip.damaged_pages > options.max_listed_pages) {
-    report.errors.push_back(fmt::format("... and {} more damaged pages",
-                                        report.chip.damaged_pages - options.max_listed_pages));
+  for (auto it = report.errors.begin() + static_cast<std::ptrdiff_t>(errors_before); it != report.errors.end(); ++it) {
+    report.repairs.push_back(*it);
   }
+  report.errors.resize(errors_before);
+  report.repairs.push_back("rebuilt the FTL mapping from a scan of every page and wrote a fresh checkpoint");
 }
 
 }  // namespace

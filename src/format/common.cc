@@ -38,6 +38,21 @@ const char* ram_policy_name(RamPolicy policy) {
   return "unknown";
 }
 
+Result<MappingScheme> parse_mapping_scheme(std::string_view name) {
+  for (auto scheme : {MappingScheme::cftl, MappingScheme::dftl, MappingScheme::page}) {
+    if (name == mapping_scheme_name(scheme)) return scheme;
+  }
+  return Status::invalid_argument(fmt::format("unknown mapping scheme '{}' (expected cftl, dftl or page)", name));
+}
+
+Result<GcPolicy> parse_gc_policy(std::string_view name) {
+  for (auto policy : {GcPolicy::dual_greedy, GcPolicy::greedy, GcPolicy::cost_benefit}) {
+    if (name == gc_policy_name(policy)) return policy;
+  }
+  return Status::invalid_argument(
+      fmt::format("unknown GC policy '{}' (expected dual-greedy, greedy or cost-benefit)", name));
+}
+
 const char* page_kind_name(PageKind kind) {
   switch (kind) {
     case PageKind::data: return "data";

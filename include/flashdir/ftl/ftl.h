@@ -1,0 +1,99 @@
+// The flash translation layer: a logical page space over a NAND chip.
+//
+//   auto ftl = Ftl::open(chip, clock, options);        // recovery happens here
+//   auto seq = ftl->write(Lpn(10), 4, data, WriteHint::none);
+//   ftl->read(Lpn(10), 4, buffer);
+//   ftl->flush();                                       // everything durable, incl. trims
+//
+// Requests are runs of consecutive LPNs, as a trace record or a FUSE request gives them; never
+// split them into single pages above the FTL (the policies depend on request size).
+//
+// Durability contract (doc/ftl.md):
+//  - write() returns the request's sequence number once its pages are programmed;
+//    durable_seq() is the highest sequence number at or below which every write is on the chip
+//    and will be found after a power cut.
+//  - After a power cut, reopening yields a mapping that holds every write at or below the
+//    durable watermark before the cut, and for no LPN a version older than its newest durable
+//    one. A write in flight may or may not be there.
+//  - A trim is durable once flush() returns after it; a power cut before that may bring the
+//    trimmed data back (never anything older).
+//
+// Not thread-safe. After a chip error (power lost, I/O) every call fails; reopen the chip.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flashdir/clock.h"
+#include "flashdir/ftl/options.h"
+#include "flashdir/ftl/stats.h"
+#include "flashdir/nand/chip.h"
+#include "flashdir/status.h"
+#include "flashdir/types.h"
+
+namespace flashdir {
+
+namespace ftl {
+class FtlCore;
+}
+
+// How the last open went, step by step (simulated time of the chip work each step did).
+struct RecoveryReport {
+  bool clean = false;                     // no change since the checkpoint: nothing to replay
+  std::uint64_t checkpoint_generation = 0;
+  std::uint64_t scanned_blocks = 0;       // blocks whose pages were read during roll-forward
+  std::uint64_t replayed_data_pages = 0;
+  std::uint64_t replayed_translation_pages = 0;
+  std::uint64_t damaged_pages = 0;        // torn or corrupt pages found and skipped
+  std::uint64_t stale_versions = 0;       // pages skipped because a newer version was already mapped
+  std::uint64_t dangling_mappings = 0;    // mappings into erased pages, dropped (a bug if ever non-zero)
+  std::uint64_t shared_pages = 0;         // physical pages claimed by two LPNs (a bug if ever non-zero)
+  std::vector<std::string> steps;         // "load checkpoint: 1.2 ms", ...
+};
+
+class Ftl {
+ public:
+  // Lays a fresh, empty FTL on the chip (erasing it) and writes the first checkpoint.
+  static Result<std::unique_ptr<Ftl>> format(NandChip& chip, SimClock& clock, const FtlOptions& options);
+  // Opens the FTL on the chip: loads the newest checkpoint and rolls forward if needed.
+  // The mapping scheme and GC policy may differ from the ones it was formatted with.
+  static Result<std::unique_ptr<Ftl>> open(NandChip& chip, SimClock& clock, const FtlOptions& options);
+  // Rebuilds the FTL state from a scan of every page of the chip, ignoring checkpoints, and
+  // writes a fresh checkpoint (fsck -y). The over-provisioning must be the format's.
+  static Result<std::unique_ptr<Ftl>> rebuild(NandChip& chip, SimClock& clock, const FtlOptions& options);
+  ~Ftl();
+  Ftl(const Ftl&) = delete;
+  Ftl& operator=(const Ftl&) = delete;
+
+  std::uint64_t logical_pages() const;
+  // The logical pages an FTL would export on `geometry` with that spare share, or why the
+  // geometry cannot hold an FTL.
+  static Result<std::uint64_t> logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille);
+
+  // Reads `count` pages from `first` into data (count * page_size bytes). Unwritten and trimmed
+  // pages read as zeros; a page failing its checksum is a corruption error. On a metadata-only
+  // chip host data is not kept, so `data` may be empty (and is zero-filled otherwise).
+  Status read(Lpn first, std::uint32_t count, ByteSpan data);
+  // Writes `count` pages; `data` is count * page_size bytes (may be empty on a metadata-only
+  // chip). Returns the request's sequence number.
+  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint = WriteHint::none);
+  Status trim(Lpn first, std::uint32_t count);
+  // Makes every completed write and trim durable (and the chip image synced).
+  Status flush();
+  std::uint64_t durable_seq() const;
+  // Flushes, writes a final checkpoint and syncs: the next open needs no recovery.
+  Status close();
+
+  FtlStats stats() const;
+  const RecoveryReport& recovery() const;
+
+  ftl::FtlCore& core() { return *core_; }  // internals, for tests and fsck
+
+ private:
+  explicit Ftl(std::unique_ptr<ftl::FtlCore> core);
+  std::unique_ptr<ftl::FtlCore> core_;
+};
+
+}  // namespace flashdir

@@ -1,0 +1,53 @@
+// How an FTL is configured: mapping scheme, GC policy, over-provisioning, RAM for the mapping
+// cache, checkpoint cadence, and CFTL's hot/cold detector. Every field has a unit and a
+// default; validate() names the bad field.
+#pragma once
+
+#include <cstdint>
+
+#include "flashdir/format.h"
+#include "flashdir/status.h"
+
+namespace flashdir {
+
+// CFTL's detector for page->block conversion (doc/ftl.md, "hot/cold detector"): per logical
+// block, a read counter and a write counter, both halved every aging period.
+struct CftlOptions {
+  // A logical block is read-hot once its decayed read count reaches this many page reads;
+  // 0 means pages_per_block / 2.
+  std::uint32_t read_hot_threshold = 0;
+  // Host requests per aging step (counters halve); 0 means 4 x pages_per_block.
+  std::uint64_t aging_period_requests = 0;
+  // Share of the mapping cache given to the CBMT, in percent.
+  std::uint32_t cbmt_share_percent = 10;
+  // Consolidate read-hot, write-cold logical blocks in the background (besides during GC).
+  bool background_consolidation = true;
+};
+
+struct FtlOptions {
+  format::MappingScheme mapping = format::MappingScheme::cftl;
+  format::GcPolicy gc = format::GcPolicy::dual_greedy;
+  // Spare space as a share of the data area, in per mille; fixed at format time (open reads
+  // it from the checkpoint).
+  std::uint16_t overprovision_permille = 70;
+  // RAM for cached mapping entries (CMT / CPMT + CBMT); the `page` scheme keeps the whole map
+  // and ignores it.
+  std::uint64_t mapping_cache_bytes = 64 << 10;
+  // Pages programmed since the last checkpoint before flush() writes a new one; 0 means
+  // automatic (1/32 of the chip, at least one block).
+  std::uint64_t checkpoint_interval_pages = 0;
+  CftlOptions cftl;
+  // For regression tests only: serve CFTL writes the paper's way (Algorithm 1 leaves the
+  // CBMT entry of a written block in place), which returns stale data on the next read.
+  bool reproduce_paper_cbmt_bug = false;
+
+  Status validate() const;
+};
+
+enum class WriteHint : std::uint8_t {
+  none,  // let the GC policy classify (Dual Greedy's page lifetimes)
+  hot,   // the caller knows the data will be rewritten soon
+  cold,
+};
+
+}  // namespace flashdir

@@ -1,0 +1,126 @@
+#include "ftl_check.h"
+
+#include <fmt/format.h>
+
+#include "../ftl/cache/entry_cache.h"
+#include "../ftl/checkpoint.h"
+#include "../ftl/layout.h"
+#include "../ftl/replay.h"
+#include "flashdir/ftl/ftl.h"
+
+namespace flashdir {
+
+namespace {
+
+FtlOptions options_of(const format::Superblock& sb) {
+  FtlOptions options;
+  options.mapping = sb.mapping_scheme;
+  options.gc = sb.gc_policy;
+  options.overprovision_permille = sb.overprovision_permille;
+  return options;
+}
+
+// Appends `message` to `errors` unless `listed` already reached the limit (counted either way).
+void list(std::vector<std::string>& errors, std::size_t& listed, std::size_t limit, std::string message) {
+  if (listed++ < limit) errors.push_back(std::move(message));
+}
+
+}  // namespace
+
+bool check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options, CheckReport& report) {
+  auto layout = ftl::FtlLayout::compute(chip.geometry(), superblock.overprovision_permille);
+  if (!layout.is_ok()) {
+    report.errors.push_back(fmt::format("FTL layout: {}", layout.status().message()));
+    return false;
+  }
+  ftl::CheckpointSlots slots(chip, *layout);
+  std::vector<std::string> problems;
+  auto loaded = slots.load_newest(&problems);
+  for (const auto& p : problems) {
+    report.notes.push_back(fmt::format("{} (a checkpoint torn by a power cut is replaced by the other slot)", p));
+  }
+  if (!loaded.is_ok()) {
+    report.errors.push_back(fmt::format("FTL: {}", loaded.status().message()));
+    return true;
+  }
+  FtlCheckSummary& summary = report.ftl;
+  summary.checked = true;
+  summary.checkpoint_generation = loaded->state.generation;
+  summary.checkpoint_clean = !loaded->marked;
+  summary.logical_pages = layout->logical_pages;
+
+  auto from_checkpoint = ftl::replay_mapping(chip, *layout, &loaded->state);
+  if (!from_checkpoint.is_ok()) {
+    report.errors.push_back(fmt::format("FTL roll-forward: {}", from_checkpoint.status().message()));
+    return true;
+  }
+  ftl::ReplayOptions scan_everything;
+  scan_everything.record_page_owners = true;
+  auto from_scan = ftl::replay_mapping(chip, *layout, nullptr, scan_everything);
+  if (!from_scan.is_ok()) {
+    report.errors.push_back(fmt::format("FTL full scan: {}", from_scan.status().message()));
+    return true;
+  }
+  summary.rolled_forward_pages = from_checkpoint->report.replayed_data_pages + from_checkpoint->report.replayed_translation_pages;
+
+  const std::size_t limit = options.max_listed_pages;
+  std::size_t listed = 0;
+  const auto& a = from_checkpoint->map;
+  const auto& b = from_scan->map;
+  const auto& owner = from_scan->page_owner;
+  const Geometry& g = chip.geometry();
+  std::vector<bool> claimed(g.page_count(), false);
+  std::vector<std::uint32_t> valid(g.block_count, 0);
+  const std::uint64_t errors_before = report.errors.size();
+  for (std::uint64_t lpn = 0; lpn < a.size(); ++lpn) {
+    if (a[lpn] != b[lpn]) {
+      ++summary.mismatches;
+      list(report.errors, listed, limit,
+           fmt::format("LPN {}: the checkpoint and roll-forward map it to {}, a full scan to {}", lpn,
+                       a[lpn] == ftl::kUnmappedPpn ? std::string("nothing") : fmt::format("page {}", a[lpn]),
+                       b[lpn] == ftl::kUnmappedPpn ? std::string("nothing") : fmt::format("page {}", b[lpn])));
+    }
+    if (a[lpn] == ftl::kUnmappedPpn) continue;
+    ++summary.mapped_pages;
+    if (a[lpn] >= g.page_count() || owner[a[lpn]] != lpn) {
+      list(report.errors, listed, limit, fmt::format("LPN {} maps to page {}, which does not hold it", lpn, a[lpn]));
+      continue;
+    }
+    if (claimed[a[lpn]]) {
+      list(report.errors, listed, limit, fmt::format("page {} is mapped by two LPNs (one is {})", a[lpn], lpn));
+      continue;
+    }
+    claimed[a[lpn]] = true;
+    ++valid[g.block_of(Ppn(a[lpn])).value];
+  }
+  for (std::uint64_t tpn = 0; tpn < from_checkpoint->gtd.size(); ++tpn) {
+    const std::uint32_t ppn = from_checkpoint->gtd[tpn];
+    if (ppn == ftl::kUnmappedPpn) continue;
+    if (ppn >= g.page_count() || owner[ppn] != ftl::kTranslationOwner) {
+      list(report.errors, listed, limit, fmt::format("translation page {} is mapped to page {}, which does not hold it", tpn, ppn));
+      continue;
+    }
+    ++valid[g.block_of(Ppn(ppn)).value];
+  }
+  // A clean checkpoint's valid counts must be exactly those of the mapping.
+  if (!loaded->marked) {
+    for (std::uint64_t block = layout->pool_first_block; block < g.block_count; ++block) {
+      if (loaded->state.blocks[block].valid_pages != valid[block]) {
+        list(report.errors, listed, limit,
+             fmt::format("block {}: the checkpoint counts {} valid pages, the mapping {}", block,
+                         loaded->state.blocks[block].valid_pages, valid[block]));
+      }
+    }
+  }
+  if (listed > limit) report.errors.push_back(fmt::format("... and {} more FTL errors", listed - limit));
+  return report.errors.size() > errors_before;
+}
+
+Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock) {
+  SimClock clock;
+  auto ftl = Ftl::rebuild(chip, clock, options_of(superblock));
+  if (!ftl.is_ok()) return ftl.status();
+  return (*ftl)->close();
+}
+
+}  // namespace flashdir

@@ -1,0 +1,222 @@
+// Layout: runs live in a slot pool (a vector with a free list, so steady-state operations do
+// not allocate); a B-tree maps each run's first LPN to its slot for range lookup; a B-tree set
+// holds the first LPNs of dirty runs so that write-back never walks clean entries; and an
+// EvictionOrder keeps the LRU or LFU order in O(1).
+//
+// Access counting: lookup() counts an access to the run it hits; insert_clean() and set()
+// count one for the entry they create or update, so a fresh entry is never the least recently
+// used one (under LFU it starts at frequency 1, or at the split run's frequency plus one).
+#include "entry_cache.h"
+
+#include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+#include "eviction_order.h"
+
+namespace flashdir::ftl {
+namespace {
+
+constexpr std::uint32_t kNoSlot = EvictionOrder::kNone;
+
+struct Run {
+  std::uint64_t lpn = 0;
+  std::uint32_t ppn = kUnmappedPpn;
+  std::uint32_t length = 1;
+  bool dirty = false;
+
+  std::uint64_t end() const { return lpn + length; }
+  bool covers(std::uint64_t page) const { return page >= lpn && page < end(); }
+  // The PPN of `page` inside the run; an unmapped run stays unmapped at every offset.
+  std::uint32_t ppn_of(std::uint64_t page) const {
+    assert(covers(page));
+    if (ppn == kUnmappedPpn) return kUnmappedPpn;
+    return ppn + static_cast<std::uint32_t>(page - lpn);
+  }
+  CachedRun to_cached() const { return CachedRun{Lpn(lpn), ppn, length, dirty}; }
+};
+
+}  // namespace
+
+struct EntryCache::State {
+  explicit State(const EntryCacheOptions& o) : options(o), order(o.eviction) {}
+
+  EntryCacheOptions options;
+  absl::btree_map<std::uint64_t, std::uint32_t> slot_by_start;
+  absl::btree_set<std::uint64_t> dirty_starts;
+  std::vector<Run> runs;  // indexed by slot
+  std::vector<std::uint32_t> free_slots;
+  EvictionOrder order;
+
+  // The slot of the run covering `lpn`, or kNoSlot.
+  std::uint32_t find_covering(std::uint64_t lpn) const {
+    auto it = slot_by_start.upper_bound(lpn);
+    if (it == slot_by_start.begin()) return kNoSlot;
+    --it;
+    const std::uint32_t slot = it->second;
+    return runs[slot].covers(lpn) ? slot : kNoSlot;
+  }
+
+  // Stores `run` in a slot and indexes it; the caller links it into the eviction order.
+  std::uint32_t add(const Run& run) {
+    std::uint32_t slot;
+    if (free_slots.empty()) {
+      assert(runs.size() < kNoSlot && "slot numbers exhausted");
+      slot = static_cast<std::uint32_t>(runs.size());
+      runs.push_back(run);
+    } else {
+      slot = free_slots.back();
+      free_slots.pop_back();
+      runs[slot] = run;
+    }
+    [[maybe_unused]] const bool inserted = slot_by_start.emplace(run.lpn, slot).second;
+    assert(inserted && "two runs start at the same LPN");
+    if (run.dirty) dirty_starts.insert(run.lpn);
+    return slot;
+  }
+
+  void mark_dirty(std::uint32_t slot) {
+    Run& run = runs[slot];
+    if (run.dirty) return;
+    run.dirty = true;
+    dirty_starts.insert(run.lpn);
+  }
+
+  // Splits the run in `slot` around `lpn` and records lpn -> ppn (dirty) as its own entry.
+  void split_and_set(std::uint32_t slot, std::uint64_t lpn, std::uint32_t ppn);
+};
+
+void EntryCache::State::split_and_set(std::uint32_t slot, std::uint64_t lpn, std::uint32_t ppn) {
+  const Run old = runs[slot];
+  assert(old.covers(lpn));
+  // The right part first: it takes the old run's place in the eviction order, which the old
+  // slot may be about to leave.
+  if (lpn + 1 < old.end()) {
+    const Run right{lpn + 1, old.ppn_of(lpn + 1), static_cast<std::uint32_t>(old.end() - lpn - 1),
+                    old.dirty};
+    order.insert_beside(add(right), slot);
+  }
+  if (lpn == old.lpn) {
+    // No left part: the old slot becomes the new single-page entry.
+    runs[slot].ppn = ppn;
+    runs[slot].length = 1;
+    mark_dirty(slot);
+    order.touch(slot);
+  } else {
+    runs[slot].length = static_cast<std::uint32_t>(lpn - old.lpn);  // the left part
+    order.insert_split_accessed(add(Run{lpn, ppn, 1, true}), slot);
+  }
+}
+
+EntryCache::EntryCache(const EntryCacheOptions& options)
+    : state_(std::make_unique<State>(options)) {
+  assert(options.entry_bytes > 0);
+}
+
+EntryCache::~EntryCache() = default;
+
+std::optional<std::uint32_t> EntryCache::lookup(Lpn lpn) {
+  const std::uint32_t slot = state_->find_covering(lpn.value);
+  if (slot == kNoSlot) return std::nullopt;
+  state_->order.touch(slot);
+  return state_->runs[slot].ppn_of(lpn.value);
+}
+
+std::optional<std::uint32_t> EntryCache::peek(Lpn lpn) const {
+  const std::uint32_t slot = state_->find_covering(lpn.value);
+  if (slot == kNoSlot) return std::nullopt;
+  return state_->runs[slot].ppn_of(lpn.value);
+}
+
+void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) {
+  State& s = *state_;
+  assert(length > 0);
+  assert(s.find_covering(lpn.value) == kNoSlot && "insert_clean of a cached LPN");
+  assert(length <= std::numeric_limits<std::uint64_t>::max() - lpn.value);
+  // Without the consecutive field (DFTL) an entry maps one page, whatever the caller saw.
+  if (!s.options.consecutive) length = 1;
+  // Cut the run short before the next cached LPN: the cached entry is newer than the
+  // translation page the run was read from.
+  if (auto next = s.slot_by_start.upper_bound(lpn.value); next != s.slot_by_start.end()) {
+    length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, next->first - lpn.value));
+  }
+  assert((ppn == kUnmappedPpn || std::uint64_t{ppn} + length <= kUnmappedPpn) &&
+         "a mapped run would reach the unmapped marker");
+  s.order.insert_accessed(s.add(Run{lpn.value, ppn, length, false}));
+}
+
+void EntryCache::set(Lpn lpn, std::uint32_t ppn) {
+  State& s = *state_;
+  const std::uint32_t slot = s.find_covering(lpn.value);
+  if (slot == kNoSlot) {
+    s.order.insert_accessed(s.add(Run{lpn.value, ppn, 1, true}));
+  } else {
+    s.split_and_set(slot, lpn.value, ppn);
+  }
+}
+
+std::optional<CachedRun> EntryCache::victim() const {
+  const std::uint32_t slot = state_->order.front();
+  if (slot == kNoSlot) return std::nullopt;
+  return state_->runs[slot].to_cached();
+}
+
+void EntryCache::remove(Lpn run_start) {
+  State& s = *state_;
+  const auto it = s.slot_by_start.find(run_start.value);
+  assert(it != s.slot_by_start.end() && "remove of an LPN that starts no entry");
+  if (it == s.slot_by_start.end()) return;
+  const std::uint32_t slot = it->second;
+  if (s.runs[slot].dirty) s.dirty_starts.erase(run_start.value);
+  s.order.erase(slot);
+  s.slot_by_start.erase(it);
+  s.free_slots.push_back(slot);
+}
+
+std::vector<CachedRun> EntryCache::take_dirty(Lpn first, Lpn end) {
+  State& s = *state_;
+  std::vector<CachedRun> taken;
+  if (first >= end) return taken;
+  const auto begin_it = s.dirty_starts.lower_bound(first.value);
+  const auto end_it = s.dirty_starts.lower_bound(end.value);
+  for (auto it = begin_it; it != end_it; ++it) {
+    const auto found = s.slot_by_start.find(*it);
+    assert(found != s.slot_by_start.end() && "a dirty start without an entry");
+    Run& run = s.runs[found->second];
+    assert(run.dirty);
+    run.dirty = false;
+    taken.push_back(run.to_cached());
+  }
+  s.dirty_starts.erase(begin_it, end_it);
+  return taken;
+}
+
+std::optional<Lpn> EntryCache::next_dirty(Lpn from) const {
+  const auto it = state_->dirty_starts.lower_bound(from.value);
+  if (it == state_->dirty_starts.end()) return std::nullopt;
+  return Lpn(*it);
+}
+
+std::uint64_t EntryCache::entry_count() const { return state_->slot_by_start.size(); }
+
+std::uint64_t EntryCache::dirty_count() const { return state_->dirty_starts.size(); }
+
+std::uint64_t EntryCache::bytes_used() const {
+  return entry_count() * state_->options.entry_bytes;
+}
+
+std::uint64_t EntryCache::capacity_bytes() const { return state_->options.capacity_bytes; }
+
+std::vector<CachedRun> EntryCache::entries() const {
+  std::vector<CachedRun> all;
+  all.reserve(state_->slot_by_start.size());
+  for (const auto& [start, slot] : state_->slot_by_start) {
+    all.push_back(state_->runs[slot].to_cached());
+  }
+  return all;
+}
+
+}  // namespace flashdir::ftl

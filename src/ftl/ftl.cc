@@ -1,0 +1,73 @@
+// The public face of the FTL (include/flashdir/ftl/ftl.h).
+#include "flashdir/ftl/ftl.h"
+
+#include <fmt/format.h>
+
+#include "ftl_core.h"
+
+namespace flashdir {
+
+Status FtlOptions::validate() const {
+  if (overprovision_permille >= 1000) {
+    return Status::invalid_argument(fmt::format("over-provisioning {} per mille is not below 1000", overprovision_permille));
+  }
+  if (cftl.cbmt_share_percent > 100) {
+    return Status::invalid_argument(fmt::format("CBMT share {}% exceeds 100%", cftl.cbmt_share_percent));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+Result<std::unique_ptr<ftl::FtlCore>> make_core(NandChip& chip, SimClock& clock, const FtlOptions& options) {
+  FLASHDIR_TRY(options.validate());
+  auto layout = ftl::FtlLayout::compute(chip.geometry(), options.overprovision_permille);
+  if (!layout.is_ok()) return layout.status();
+  return std::make_unique<ftl::FtlCore>(chip, clock, options, layout.value());
+}
+
+}  // namespace
+
+Ftl::Ftl(std::unique_ptr<ftl::FtlCore> core) : core_(std::move(core)) {}
+Ftl::~Ftl() = default;
+
+Result<std::unique_ptr<Ftl>> Ftl::format(NandChip& chip, SimClock& clock, const FtlOptions& options) {
+  auto core = make_core(chip, clock, options);
+  if (!core.is_ok()) return core.status();
+  FLASHDIR_TRY((*core)->format());
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+}
+
+Result<std::unique_ptr<Ftl>> Ftl::open(NandChip& chip, SimClock& clock, const FtlOptions& options) {
+  auto core = make_core(chip, clock, options);
+  if (!core.is_ok()) return core.status();
+  FLASHDIR_TRY((*core)->open());
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+}
+
+Result<std::unique_ptr<Ftl>> Ftl::rebuild(NandChip& chip, SimClock& clock, const FtlOptions& options) {
+  auto core = make_core(chip, clock, options);
+  if (!core.is_ok()) return core.status();
+  FLASHDIR_TRY((*core)->rebuild_from_scan());
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+}
+
+Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille) {
+  auto layout = ftl::FtlLayout::compute(geometry, overprovision_permille);
+  if (!layout.is_ok()) return layout.status();
+  return layout->logical_pages;
+}
+
+std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
+Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }
+Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
+  return core_->write(first, count, data, hint);
+}
+Status Ftl::trim(Lpn first, std::uint32_t count) { return core_->trim(first, count); }
+Status Ftl::flush() { return core_->flush(); }
+std::uint64_t Ftl::durable_seq() const { return core_->durable_sequence(); }
+Status Ftl::close() { return core_->close(); }
+FtlStats Ftl::stats() const { return core_->stats(); }
+const RecoveryReport& Ftl::recovery() const { return core_->recovery_report(); }
+
+}  // namespace flashdir

@@ -1,0 +1,360 @@
+// Host operations and the FTL's lifecycle (format, clean open, close).
+#include "ftl_core.h"
+
+#include <algorithm>
+#include <cassert>
+#include <fmt/format.h>
+
+#include "cache/entry_cache.h"
+#include "flashdir/format.h"
+#include "translation_page.h"
+
+namespace flashdir::ftl {
+namespace {
+
+constexpr int kReadAttempts = 3;  // a page failing verification is read again (bit flips)
+
+}  // namespace
+
+FtlCore::FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout)
+    : chip_(chip),
+      clock_(clock),
+      options_(options),
+      layout_(layout),
+      slots_(chip, layout_),
+      blocks_(layout.geometry.block_count, layout.geometry.pages_per_block),
+      gtd_(layout.translation_pages, kUnmappedPpn),
+      chip_at_start_(chip.counters()) {
+  checkpoint_interval_pages_ = options.checkpoint_interval_pages != 0
+                                   ? options.checkpoint_interval_pages
+                                   : std::max<std::uint64_t>(layout.geometry.page_count() / 32,
+                                                             layout.geometry.pages_per_block);
+}
+
+FtlCore::~FtlCore() = default;
+
+Status FtlCore::fail(Status s) {
+  if (failed_.is_ok() && !s.is_ok()) failed_ = s;
+  return s;
+}
+
+Status FtlCore::check_range(const char* operation, Lpn first, std::uint32_t count) const {
+  if (count == 0) return Status::invalid_argument(fmt::format("{} of zero pages", operation));
+  if (first.value >= layout_.logical_pages || count > layout_.logical_pages - first.value) {
+    return Status::invalid_argument(fmt::format("{} of LPNs [{}, {}) is outside the logical space of {} pages",
+                                                operation, first.value, first.value + count, layout_.logical_pages));
+  }
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle
+
+Status FtlCore::format() {
+  const Geometry& g = layout_.geometry;
+  for (std::uint64_t b = 0; b < g.block_count; ++b) {
+    if (chip_.next_page(BlockNumber(b)) > 0) {
+      if (Status s = chip_.erase(BlockNumber(b)); !s.is_ok()) return fail(s);
+    }
+    if (!layout_.in_pool(BlockNumber(b))) blocks_.transition(BlockNumber(b), BlockState::reserved);
+  }
+  policy_ = make_gc_policy(options_.gc, blocks_);
+  rebuild_policy_and_free_list();
+  FLASHDIR_TRY(install_mapper(std::vector<std::uint32_t>(layout_.logical_pages, kUnmappedPpn), {}));
+  checkpoint_slot_ = 1;  // so that the first checkpoint goes to slot 0
+  return write_checkpoint();
+}
+
+Status FtlCore::open() {
+  const std::uint64_t started = clock_.now_ns();
+  std::vector<std::string> problems;
+  auto loaded = slots_.load_newest(&problems);
+  if (!loaded.is_ok()) {
+    if (loaded.status().code() != StatusCode::not_found) return fail(loaded.status());
+    std::string detail;
+    for (const auto& p : problems) detail += "; " + p;
+    return Status::corruption("no valid FTL checkpoint on the chip (not formatted for an FTL?)" + detail);
+  }
+  if (loaded->state.overprovision_permille != layout_.overprovision_permille) {
+    auto layout = FtlLayout::compute(layout_.geometry, loaded->state.overprovision_permille);
+    if (!layout.is_ok()) return layout.status();
+    layout_ = layout.value();  // slots_ refers to layout_; the slot area does not depend on it
+    gtd_.assign(layout_.translation_pages, kUnmappedPpn);
+  }
+  if (loaded->state.logical_pages != layout_.logical_pages || loaded->state.gtd.size() != layout_.translation_pages) {
+    return Status::corruption(fmt::format("checkpoint describes {} logical pages, the layout {}",
+                                          loaded->state.logical_pages, layout_.logical_pages));
+  }
+  recovery_ = RecoveryReport{};
+  recovery_.checkpoint_generation = loaded->state.generation;
+  recovery_.steps.push_back(fmt::format("load checkpoint {} from slot {}: {:.3f} ms", loaded->state.generation,
+                                        loaded->slot, static_cast<double>(clock_.now_ns() - started) / 1e6));
+  checkpoint_slot_ = loaded->slot;
+  checkpoint_generation_ = loaded->state.generation;
+  checkpoint_pages_ = loaded->pages;
+
+  // A checkpoint without a marker describes the chip exactly, unless the chip says otherwise.
+  bool consistent = !loaded->marked;
+  for (std::uint64_t b = layout_.pool_first_block; consistent && b < layout_.geometry.block_count; ++b) {
+    const BlockInfo& info = loaded->state.blocks[b];
+    const std::uint32_t programmed = chip_.next_page(BlockNumber(b));
+    consistent = info.state == BlockState::free ? programmed == 0
+                 : info.state == BlockState::open ? programmed < layout_.geometry.pages_per_block
+                 : info.state == BlockState::closed ? programmed > 0
+                                                    : false;
+  }
+  if (!consistent) return recover(loaded.value());
+
+  restore(loaded->state);
+  next_sequence_ = std::max(loaded->state.next_sequence, loaded->highest_sequence + 1);
+  policy_ = make_gc_policy(options_.gc, blocks_);
+  rebuild_policy_and_free_list();
+  const std::uint64_t mapper_started = clock_.now_ns();
+  FLASHDIR_TRY(install_mapper({}, {}));
+  marker_pending_ = true;
+  recovery_.clean = true;
+  recovery_.steps.push_back(fmt::format("load mapping: {:.3f} ms", static_cast<double>(clock_.now_ns() - mapper_started) / 1e6));
+  return Status::ok();
+}
+
+Status FtlCore::install_mapper(std::vector<std::uint32_t> recovered_map, std::vector<std::uint64_t> dirty_tpns) {
+  if (options_.mapping == format::MappingScheme::page) {
+    auto mapper = recovered_map.empty() ? load_page_mapper(layout_, *this, stats_)
+                                        : make_page_mapper(layout_, *this, stats_, std::move(recovered_map),
+                                                           std::move(dirty_tpns));
+    if (!mapper.is_ok()) return fail(mapper.status());
+    mapper_ = std::move(mapper).value();
+  } else {
+    assert(dirty_tpns.empty() && "an entry cache starts clean; recovery writes its pages first");
+    mapper_ = make_entry_mapper(options_.mapping, layout_, options_, *this, stats_);
+  }
+  return Status::ok();
+}
+
+Status FtlCore::close() {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(persist_trims());
+  FLASHDIR_TRY(write_checkpoint());
+  failed_ = Status::invalid_argument("the FTL is closed");
+  return Status::ok();
+}
+
+Status FtlCore::flush() {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(persist_trims());
+  if (Status s = chip_.sync(); !s.is_ok()) return fail(s);
+  if (programs_since_checkpoint_ >= checkpoint_interval_pages_) FLASHDIR_TRY(write_checkpoint());
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host requests
+
+Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("read", first, count));
+  const Geometry& g = layout_.geometry;
+  const std::size_t page_bytes = g.page_size_bytes;
+  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
+    return Status::invalid_argument(fmt::format("read of {} pages needs a buffer of {} bytes, got {}", count,
+                                                count * page_bytes, data.size()));
+  }
+  const std::uint64_t started = clock_.now_ns();
+  mapper_->note_access(first, count, Access::read);
+  std::vector<std::uint32_t> ppns(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    auto ppn = mapper_->lookup(first + i, Access::read);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    ppns[i] = *ppn;
+  }
+  std::vector<std::uint8_t> oob(std::size_t{count} * g.oob_size_bytes);
+  for (std::uint32_t i = 0; i < count;) {
+    if (ppns[i] == kUnmappedPpn) {
+      if (!data.empty()) std::fill_n(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
+      ++i;
+      continue;
+    }
+    // One chip read per run of physically consecutive pages.
+    std::uint32_t n = 1;
+    while (i + n < count && ppns[i + n] == ppns[i] + n) ++n;
+    for (int attempt = 1;; ++attempt) {
+      const ByteSpan run_data = data.empty() ? data : data.subspan(i * page_bytes, n * page_bytes);
+      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
+      if (Status s = chip_.read(Ppn(ppns[i]), n, run_data, run_oob); !s.is_ok()) return fail(s);
+      std::string problem;
+      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
+        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
+        if (!record.is_ok()) {
+          problem = record.status().message();
+        } else if (record->kind != format::PageKind::data || record->logical_number != first.value + k) {
+          problem = fmt::format("the page holds {} {}", format::page_kind_name(record->kind), record->logical_number);
+        } else if (chip_.stores_data() && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
+          problem = "data does not match its hash";
+        }
+        if (!problem.empty()) problem = fmt::format("LPN {} at page {}: {}", first.value + k, ppns[k], problem);
+      }
+      if (problem.empty()) break;
+      if (attempt == kReadAttempts) return Status::corruption(problem);
+    }
+    i += n;
+  }
+  ++stats_.read_requests;
+  stats_.read_pages += count;
+
+  // CFTL converts read-hot, write-cold logical blocks in the background, at most one per
+  // pages_per_block host requests so the work stays a small fraction of the load.
+  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.background_consolidation &&
+      ++requests_since_consolidation_ >= g.pages_per_block && free_blocks() > kGcReserveBlocks + 2) {
+    if (auto lbn = mapper_->consolidation_candidate()) {
+      requests_since_consolidation_ = 0;
+      FLASHDIR_TRY(consolidate(*lbn));
+    }
+  }
+  stats_.service_ns += clock_.now_ns() - started;
+  return Status::ok();
+}
+
+Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("write", first, count));
+  const Geometry& g = layout_.geometry;
+  const std::size_t page_bytes = g.page_size_bytes;
+  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
+    return Status::invalid_argument(fmt::format("write of {} pages needs {} bytes of data, got {}", count,
+                                                count * page_bytes, data.size()));
+  }
+  const std::uint64_t started = clock_.now_ns();
+  // Room for the run whichever host frontier its pages go to.
+  FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::hot, count) + blocks_needed(Stream::cold, count)));
+  mapper_->note_access(first, count, Access::write);
+
+  std::vector<std::uint32_t> old(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    auto ppn = mapper_->lookup(first + i, Access::write);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    old[i] = *ppn;
+  }
+  const std::uint64_t version = write_sequence_ + 1;
+  std::vector<PageToProgram> pages(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    bool hot = hint == WriteHint::hot;
+    if (hint == WriteHint::none && old[i] != kUnmappedPpn) {
+      hot = policy_->is_hot_write(g.block_of(Ppn(old[i])), host_time_ + i);
+    }
+    pages[i].kind = format::PageKind::data;
+    pages[i].logical_number = first.value + i;
+    pages[i].version = version;
+    pages[i].stream = hot ? Stream::hot : Stream::cold;
+    if (chip_.stores_data()) pages[i].data = data.subspan(i * page_bytes, page_bytes);
+    stats_.hot_write_pages += hot ? 1 : 0;
+  }
+  auto placed = program(pages);
+  if (!placed.is_ok()) return fail(placed.status());
+  write_sequence_ = version;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (old[i] != kUnmappedPpn) invalidate(Ppn(old[i]));
+    mapper_->set(first + i, static_cast<std::uint32_t>((*placed)[i].value));
+    ++host_time_;
+  }
+  if (Status s = mapper_->enforce_budget(); !s.is_ok()) return fail(s);
+  durable_sequence_ = version;  // programmed, and roll-forward finds it
+  ++stats_.write_requests;
+  stats_.write_pages += count;
+  stats_.service_ns += clock_.now_ns() - started;
+  return version;
+}
+
+Status FtlCore::trim(Lpn first, std::uint32_t count) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("trim", first, count));
+  const std::uint64_t started = clock_.now_ns();
+  mapper_->note_access(first, count, Access::write);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    auto ppn = mapper_->lookup(first + i, Access::write);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    if (*ppn == kUnmappedPpn) continue;
+    invalidate(Ppn(*ppn));
+    mapper_->set(first + i, kUnmappedPpn);
+    unpersisted_trim_tpns_.insert(layout_.tpn_of(first + i));
+    blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
+  }
+  if (Status s = mapper_->enforce_budget(); !s.is_ok()) return fail(s);
+  ++stats_.trim_requests;
+  stats_.trim_pages += count;
+  stats_.service_ns += clock_.now_ns() - started;
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Translation pages (the mapper's I/O)
+
+Status FtlCore::read(std::uint64_t tpn, std::span<std::uint32_t> entries) {
+  assert(tpn < gtd_.size() && entries.size() == layout_.entries_per_translation_page);
+  if (gtd_[tpn] == kUnmappedPpn) {
+    std::fill(entries.begin(), entries.end(), kUnmappedPpn);
+    return Status::ok();
+  }
+  const Geometry& g = layout_.geometry;
+  std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
+  for (int attempt = 1;; ++attempt) {
+    if (Status s = chip_.read(Ppn(gtd_[tpn]), 1, data, oob); !s.is_ok()) return fail(s);
+    auto record = format::decode_oob(oob);
+    if (record.is_ok() && record->kind == format::PageKind::translation && record->logical_number == tpn &&
+        format::xxh3(data) == record->data_hash) {
+      break;
+    }
+    if (attempt == kReadAttempts) {
+      return fail(Status::corruption(fmt::format("translation page {} at page {} fails verification", tpn, gtd_[tpn])));
+    }
+  }
+  decode_translation_page(data, entries);
+  ++stats_.translation_page_reads;
+  return Status::ok();
+}
+
+Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries) {
+  assert(tpn < gtd_.size() && entries.size() == layout_.entries_per_translation_page);
+  std::vector<std::uint8_t> data(layout_.geometry.page_size_bytes);
+  encode_translation_page(entries, data);
+  PageToProgram page;
+  page.kind = format::PageKind::translation;
+  page.logical_number = tpn;
+  page.version = next_sequence_;  // its content is exact as of this program
+  page.stream = Stream::translation;
+  page.data = data;
+  auto placed = program(std::span<const PageToProgram>(&page, 1));
+  if (!placed.is_ok()) return fail(placed.status());
+  if (gtd_[tpn] != kUnmappedPpn) invalidate(Ppn(gtd_[tpn]));
+  gtd_[tpn] = static_cast<std::uint32_t>((*placed)[0].value);
+  ++stats_.translation_page_writes;
+  unpersisted_trim_tpns_.erase(tpn);
+  if (unpersisted_trim_tpns_.empty()) blocks_with_unpersisted_trims_.clear();
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats
+
+FtlStats FtlCore::stats() const {
+  FtlStats s = stats_;
+  const ChipCounters& now = chip_.counters();
+  s.chip_page_reads = now.page_reads - chip_at_start_.page_reads;
+  s.chip_page_programs = now.page_programs - chip_at_start_.page_programs;
+  s.chip_block_erases = now.block_erases - chip_at_start_.block_erases;
+  s.chip_busy_ns = now.busy_ns - chip_at_start_.busy_ns;
+  const Geometry& g = layout_.geometry;
+  std::uint64_t total = 0;
+  s.erase_count_min = UINT32_MAX;
+  for (std::uint64_t b = 0; b < g.block_count; ++b) {
+    const std::uint32_t erases = chip_.erase_count(BlockNumber(b));
+    s.erase_count_min = std::min(s.erase_count_min, erases);
+    s.erase_count_max = std::max(s.erase_count_max, erases);
+    total += erases;
+  }
+  s.erase_count_mean = static_cast<double>(total) / static_cast<double>(g.block_count);
+  s.logical_pages = layout_.logical_pages;
+  s.free_blocks = free_blocks();
+  return s;
+}
+
+}  // namespace flashdir::ftl

@@ -1,0 +1,152 @@
+// The FTL proper: write frontiers, programming, garbage collection, checkpoints and recovery,
+// over a NandChip, with a Mapper for translation and a GcPolicy for victims. The public face
+// is flashdir::Ftl (include/flashdir/ftl/ftl.h); doc/ftl.md explains the design.
+//
+// Not thread-safe: the owner serialises calls. After a chip error (a power cut, an I/O error)
+// the core refuses every further call with that error: its RAM state may be half-updated, and
+// only reopening the chip (recovery) is safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "block_table.h"
+#include "checkpoint.h"
+#include "flashdir/clock.h"
+#include "flashdir/ftl/ftl.h"
+#include "flashdir/nand/chip.h"
+#include "gc_policy.h"
+#include "layout.h"
+#include "mapper.h"
+#include "replay.h"
+
+namespace flashdir::ftl {
+
+// Where a page being programmed comes from; each stream has its own frontier block.
+enum class Stream : std::uint8_t { hot = 0, cold = 1, gc = 2, translation = 3, consolidation = 4 };
+inline constexpr std::size_t kStreamCount = 5;
+BlockKind block_kind_of(Stream stream);
+
+// One page to program: its record and, where the chip keeps data, its bytes.
+struct PageToProgram {
+  format::PageKind kind = format::PageKind::data;
+  std::uint64_t logical_number = 0;
+  std::uint64_t version = 0;
+  Stream stream = Stream::cold;
+  ConstByteSpan data;  // page_size bytes, or empty (metadata-only chip, host data)
+};
+
+class FtlCore final : public TranslationPages {
+ public:
+  FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout);
+  ~FtlCore() override;
+
+  // Lays a fresh FTL on the chip (erasing whatever is there) and writes the first checkpoint.
+  Status format();
+  // Loads the newest checkpoint and, if the chip changed after it, rolls forward.
+  Status open();
+  // Rebuilds everything from a scan of every page and writes a fresh checkpoint (fsck -y).
+  Status rebuild_from_scan();
+
+  Status read(Lpn first, std::uint32_t count, ByteSpan data);
+  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint);
+  Status trim(Lpn first, std::uint32_t count);
+  Status flush();
+  Status close();
+  std::uint64_t durable_sequence() const { return durable_sequence_; }
+  FtlStats stats() const;
+  const RecoveryReport& recovery_report() const { return recovery_; }
+  const FtlLayout& layout() const { return layout_; }
+
+  // TranslationPages, for the mapper.
+  Status read(std::uint64_t tpn, std::span<std::uint32_t> entries) override;
+  Status write(std::uint64_t tpn, std::span<const std::uint32_t> entries) override;
+
+  // For tests and fsck.
+  const BlockTable& blocks() const { return blocks_; }
+  GcPolicy& gc_policy() { return *policy_; }
+  Mapper& mapper() { return *mapper_; }
+  const std::vector<std::uint32_t>& gtd() const { return gtd_; }
+
+ private:
+  // ---- common guards
+  Status check_alive() const { return failed_; }
+  Status fail(Status s);
+  Status check_range(const char* operation, Lpn first, std::uint32_t count) const;
+
+  // ---- space: allocation.cc
+  Result<std::vector<Ppn>> program(std::span<const PageToProgram> pages);
+  Result<BlockNumber> open_frontier(Stream stream);
+  void close_block(BlockNumber block);
+  Status erase_block(BlockNumber block);
+  void invalidate(Ppn page);
+  void add_free_block(BlockNumber block);
+  std::uint64_t free_blocks() const { return free_blocks_.size(); }
+  // Blocks the `stream` frontier must open to take `pages` more pages.
+  std::uint64_t blocks_needed(Stream stream, std::uint64_t pages) const;
+  // Collects victims until `needed` free blocks are available beyond the GC reserve.
+  Status ensure_free_blocks(std::uint64_t needed);
+  // Before the first change to the chip after a checkpoint: write its marker.
+  Status note_chip_change();
+
+  // ---- garbage collection: gc.cc
+  Status collect(BlockNumber victim);
+  Status collect_translation_block(BlockNumber victim);
+  Status collect_data_block(BlockNumber victim);
+  Status consolidate(std::uint64_t lbn);
+  Status persist_trims();
+
+  // ---- checkpoints and recovery: ftl_checkpoint.cc, ftl_recovery.cc
+  CheckpointState snapshot() const;
+  Status write_checkpoint();
+  void restore(const CheckpointState& state);
+  Status recover(const CheckpointSlots::Loaded& loaded);
+  // Takes over a replayed mapping: block table, validity, policy, then a fresh checkpoint.
+  Status adopt(Replayed replayed, const CheckpointState* base, std::uint64_t checkpoint_highest_sequence,
+               std::uint64_t started_ns);
+  void rebuild_policy_and_free_list();
+  Status install_mapper(std::vector<std::uint32_t> recovered_map, std::vector<std::uint64_t> dirty_tpns);
+
+  NandChip& chip_;
+  SimClock& clock_;
+  FtlOptions options_;
+  FtlLayout layout_;
+  CheckpointSlots slots_;
+  BlockTable blocks_;
+  std::unique_ptr<GcPolicy> policy_;
+  std::unique_ptr<Mapper> mapper_;
+  std::vector<std::uint32_t> gtd_;
+  std::array<std::optional<BlockNumber>, kStreamCount> frontiers_;
+  std::set<std::pair<std::uint32_t, std::uint64_t>> free_blocks_;  // (erase count, block): least worn first
+
+  std::uint64_t next_sequence_ = 1;     // program sequence of the next page
+  std::uint64_t write_sequence_ = 0;    // last sequence handed to a host write
+  std::uint64_t durable_sequence_ = 0;
+  HostTime host_time_ = 0;              // host pages written
+
+  // Checkpoint bookkeeping.
+  int checkpoint_slot_ = 0;
+  std::uint64_t checkpoint_generation_ = 0;
+  std::uint32_t checkpoint_pages_ = 0;
+  bool marker_pending_ = false;
+  std::uint64_t programs_since_checkpoint_ = 0;
+  std::uint64_t checkpoint_interval_pages_ = 0;
+
+  // Trims live in dirty mapping entries until their translation page is written; a block
+  // holding a page invalidated by such a trim must not be erased before that (doc/ftl.md).
+  std::set<std::uint64_t> unpersisted_trim_tpns_;
+  std::set<std::uint64_t> blocks_with_unpersisted_trims_;
+
+  bool in_gc_ = false;
+  std::uint64_t requests_since_consolidation_ = 0;
+  Status failed_;
+  FtlStats stats_;
+  ChipCounters chip_at_start_;
+  RecoveryReport recovery_;
+};
+
+}  // namespace flashdir::ftl

@@ -1,0 +1,204 @@
+// Garbage collection: relocating what is still valid in a victim block, then erasing it; and
+// CFTL's consolidation of a logical block into one physical block.
+#include <cassert>
+#include <fmt/format.h>
+#include <vector>
+
+#include "cache/entry_cache.h"
+#include "flashdir/format.h"
+#include "ftl_core.h"
+#include "translation_page.h"
+
+namespace flashdir::ftl {
+namespace {
+
+// Reads tolerate a transient bit flip: retry a page that fails verification this often.
+constexpr int kReadAttempts = 3;
+
+}  // namespace
+
+Status FtlCore::collect(BlockNumber victim) {
+  policy_->block_removed(victim);
+  ++stats_.gc_runs;
+  const BlockKind kind = blocks_.info(victim).kind;
+  FLASHDIR_TRY(kind == BlockKind::translation ? collect_translation_block(victim) : collect_data_block(victim));
+  if (blocks_.info(victim).valid_pages != 0) {
+    return fail(Status::corruption(fmt::format("GC left {} valid pages in block {}",
+                                               blocks_.info(victim).valid_pages, victim.value)));
+  }
+  return erase_block(victim);
+}
+
+Status FtlCore::collect_translation_block(BlockNumber victim) {
+  const Geometry& g = layout_.geometry;
+  std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
+  std::vector<std::uint32_t> entries(layout_.entries_per_translation_page);
+  for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
+    const Ppn page = g.page_at(victim, i);
+    if (!blocks_.is_valid(page)) continue;
+    if (Status s = chip_.read(page, 1, {}, oob); !s.is_ok()) return fail(s);
+    auto record = format::decode_oob(oob);
+    if (!record.is_ok() || record->kind != format::PageKind::translation ||
+        record->logical_number >= gtd_.size() || gtd_[record->logical_number] != page.value) {
+      return fail(Status::corruption(fmt::format("valid page {} of translation block {} is not a live translation page",
+                                                 page.value, victim.value)));
+    }
+    // Moving a translation page rewrites it with the current mapping (flash content plus dirty
+    // cached entries), so its new sequence number never carries stale entries (doc/ftl.md).
+    FLASHDIR_TRY(read(record->logical_number, entries));
+    mapper_->merge_dirty(record->logical_number, entries);
+    FLASHDIR_TRY(write(record->logical_number, entries));
+    ++stats_.gc_translation_copies;
+  }
+  return Status::ok();
+}
+
+Status FtlCore::collect_data_block(BlockNumber victim) {
+  const Geometry& g = layout_.geometry;
+  const std::size_t page_bytes = g.page_size_bytes;
+  const bool keep_data = chip_.stores_data();
+  std::vector<std::uint8_t> data(keep_data ? g.block_size_bytes() : 0);
+  std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
+  std::vector<format::OobRecord> records(g.pages_per_block);
+
+  // Read every valid page (runs of consecutive ones at a time) and verify it.
+  for (std::uint32_t i = 0; i < g.pages_per_block;) {
+    if (!blocks_.is_valid(g.page_at(victim, i))) {
+      ++i;
+      continue;
+    }
+    std::uint32_t n = 1;
+    while (i + n < g.pages_per_block && blocks_.is_valid(g.page_at(victim, i + n))) ++n;
+    for (int attempt = 1;; ++attempt) {
+      const ByteSpan run_data = keep_data ? ByteSpan(data).subspan(i * page_bytes, n * page_bytes) : ByteSpan();
+      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
+      if (Status s = chip_.read(g.page_at(victim, i), n, run_data, run_oob); !s.is_ok()) return fail(s);
+      std::string problem;
+      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
+        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
+        if (!record.is_ok() || record->kind != format::PageKind::data) {
+          problem = fmt::format("page {}: {}", g.page_at(victim, k).value,
+                                record.is_ok() ? "not a data page" : record.status().message());
+        } else if (keep_data && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
+          problem = fmt::format("page {}: data does not match its hash", g.page_at(victim, k).value);
+        } else {
+          records[k] = record.value();
+        }
+      }
+      if (problem.empty()) break;
+      if (attempt == kReadAttempts) {
+        return fail(Status::corruption(fmt::format("GC cannot move valid {}", problem)));
+      }
+    }
+    i += n;
+  }
+
+  // CFTL: a page of a read-hot, write-cold logical block moves with its whole block.
+  for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
+    if (!blocks_.is_valid(g.page_at(victim, i))) continue;
+    const std::uint64_t lbn = records[i].logical_number / g.pages_per_block;
+    if (mapper_->wants_block_mapping(lbn) && free_blocks() > kGcReserveBlocks + 1) FLASHDIR_TRY(consolidate(lbn));
+  }
+
+  std::vector<PageToProgram> moves;
+  std::vector<Ppn> from;
+  for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
+    const Ppn page = g.page_at(victim, i);
+    if (!blocks_.is_valid(page)) continue;
+    PageToProgram p;
+    p.kind = format::PageKind::data;
+    p.logical_number = records[i].logical_number;
+    p.version = records[i].version;  // a copy keeps the version of what it moves
+    p.stream = Stream::gc;
+    if (keep_data) p.data = ConstByteSpan(data).subspan(i * page_bytes, page_bytes);
+    moves.push_back(p);
+    from.push_back(page);
+  }
+  if (moves.empty()) return Status::ok();
+  auto placed = program(moves);
+  if (!placed.is_ok()) return placed.status();
+  std::vector<Relocation> relocations;
+  relocations.reserve(moves.size());
+  for (std::size_t k = 0; k < moves.size(); ++k) {
+    invalidate(from[k]);
+    relocations.push_back({Lpn(moves[k].logical_number), static_cast<std::uint32_t>((*placed)[k].value)});
+  }
+  stats_.gc_data_copies += moves.size();
+  return mapper_->relocate(relocations);  // ensure_free_blocks() enforces the budget after the GC run
+}
+
+Status FtlCore::consolidate(std::uint64_t lbn) {
+  const Geometry& g = layout_.geometry;
+  const std::uint32_t P = g.pages_per_block;
+  const std::uint64_t first = lbn * P;
+  if (first + P > layout_.logical_pages) return Status::ok();
+
+  std::vector<std::uint32_t> ppns(P);
+  bool aligned = true;
+  for (std::uint32_t i = 0; i < P; ++i) {
+    auto ppn = mapper_->lookup(Lpn(first + i), Access::internal);
+    if (!ppn.is_ok()) return ppn.status();
+    if (*ppn == kUnmappedPpn) return Status::ok();  // a block with holes cannot be block-mapped
+    ppns[i] = *ppn;
+    aligned = aligned && ppns[i] == ppns[0] + i && g.page_in_block(Ppn(ppns[0])) == 0;
+  }
+  if (aligned) {  // already laid out whole: converting costs nothing
+    mapper_->register_block_mapping(lbn, g.block_of(Ppn(ppns[0])));
+    ++stats_.conversions_to_block;
+    return Status::ok();
+  }
+  if (free_blocks() <= kGcReserveBlocks + 1) return Status::ok();
+
+  const bool keep_data = chip_.stores_data();
+  std::vector<std::uint8_t> data(keep_data ? g.page_size_bytes : 0), oob(g.oob_size_bytes);
+  std::vector<std::uint8_t> all_data(keep_data ? g.block_size_bytes() : 0);
+  std::vector<PageToProgram> pages(P);
+  for (std::uint32_t i = 0; i < P; ++i) {
+    const Ppn source(ppns[i]);
+    for (int attempt = 1;; ++attempt) {
+      if (Status s = chip_.read(source, 1, data, oob); !s.is_ok()) return fail(s);
+      auto record = format::decode_oob(oob);
+      const bool ok = record.is_ok() && record->kind == format::PageKind::data && record->logical_number == first + i &&
+                      (!keep_data || format::xxh3(data) == record->data_hash);
+      if (ok) {
+        pages[i].version = record->version;
+        break;
+      }
+      if (attempt == kReadAttempts) {
+        return fail(Status::corruption(fmt::format("consolidation cannot read LPN {} at page {}", first + i, source.value)));
+      }
+    }
+    pages[i].kind = format::PageKind::data;
+    pages[i].logical_number = first + i;
+    pages[i].stream = Stream::consolidation;
+    if (keep_data) {
+      std::copy(data.begin(), data.end(), all_data.begin() + static_cast<std::ptrdiff_t>(std::size_t{i} * g.page_size_bytes));
+      pages[i].data = ConstByteSpan(all_data).subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes);
+    }
+  }
+  assert(!frontiers_[static_cast<std::size_t>(Stream::consolidation)]);
+  auto placed = program(pages);
+  if (!placed.is_ok()) return placed.status();
+  const BlockNumber block = g.block_of((*placed)[0]);
+  std::vector<Relocation> relocations;
+  for (std::uint32_t i = 0; i < P; ++i) {
+    assert((*placed)[i] == g.page_at(block, i));
+    invalidate(Ppn(ppns[i]));
+    relocations.push_back({Lpn(first + i), static_cast<std::uint32_t>((*placed)[i].value)});
+  }
+  FLASHDIR_TRY(mapper_->relocate(relocations));
+  mapper_->register_block_mapping(lbn, block);
+  ++stats_.conversions_to_block;
+  stats_.consolidation_copies += P;
+  return in_gc_ ? Status::ok() : mapper_->enforce_budget();
+}
+
+Status FtlCore::persist_trims() {
+  const std::vector<std::uint64_t> tpns(unpersisted_trim_tpns_.begin(), unpersisted_trim_tpns_.end());
+  for (std::uint64_t tpn : tpns) FLASHDIR_TRY(mapper_->write_back(tpn));
+  unpersisted_trim_tpns_.clear();
+  blocks_with_unpersisted_trims_.clear();
+  return Status::ok();
+}
+
+}  // namespace flashdir::ftl

@@ -1,0 +1,170 @@
+#include "replay.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+#include "cache/entry_cache.h"
+#include "flashdir/format.h"
+#include "translation_page.h"
+
+namespace flashdir::ftl {
+namespace {
+
+struct Event {
+  std::uint64_t sequence;
+  std::uint32_t ppn;
+  format::PageKind kind;
+  std::uint64_t logical;
+  std::uint64_t version;
+};
+
+BlockKind kind_of_page(const format::OobRecord& record) {
+  if (record.kind == format::PageKind::translation) return BlockKind::translation;
+  switch (record.aux) {  // data pages record their write stream (allocation.cc)
+    case 0: return BlockKind::hot_data;
+    case 1: return BlockKind::cold_data;
+    default: return BlockKind::gc_data;
+  }
+}
+
+// Reads translation page content from `ppn`, verified.
+Status read_translation(NandChip& chip, const FtlLayout& layout, std::uint32_t ppn, std::uint64_t tpn,
+                        std::vector<std::uint32_t>& entries) {
+  const Geometry& g = layout.geometry;
+  std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
+  FLASHDIR_TRY(chip.read(Ppn(ppn), 1, data, oob));
+  auto record = format::decode_oob(oob);
+  if (!record.is_ok() || record->kind != format::PageKind::translation || record->logical_number != tpn ||
+      format::xxh3(data) != record->data_hash) {
+    return Status::corruption(fmt::format("translation page {} at page {} fails verification", tpn, ppn));
+  }
+  entries.resize(layout.entries_per_translation_page);
+  decode_translation_page(data, entries);
+  return Status::ok();
+}
+
+// Scans the blocks that may hold pages programmed at or after `from_sequence` and collects
+// those pages as events.
+Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence, bool whole_chip,
+            std::vector<Event>& events, Replayed& out) {
+  const Geometry& g = layout.geometry;
+  std::vector<std::uint8_t> data(chip.stores_data() ? g.block_size_bytes() : 0);
+  std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
+  for (std::uint64_t b = layout.pool_first_block; b < g.block_count; ++b) {
+    const BlockNumber block(b);
+    const std::uint32_t programmed = chip.next_page(block);
+    if (programmed == 0) continue;
+    if (!whole_chip) {
+      // Pages of a block are programmed in sequence order: if its last page predates the
+      // starting point, so does the whole block.
+      const ByteSpan last = ByteSpan(oob).first(g.oob_size_bytes);
+      FLASHDIR_TRY(chip.read(g.page_at(block, programmed - 1), 1, {}, last));
+      auto record = format::decode_oob(last);
+      if (record.is_ok() && record->sequence < from_sequence) continue;
+    }
+    out.scanned[b] = true;
+    ++out.report.scanned_blocks;
+    const ByteSpan run_data = ByteSpan(data).first(data.empty() ? 0 : std::size_t{programmed} * g.page_size_bytes);
+    const ByteSpan run_oob = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
+    FLASHDIR_TRY(chip.read(g.first_page(block), programmed, run_data, run_oob));
+    for (std::uint32_t i = 0; i < programmed; ++i) {
+      auto record = format::decode_oob(ConstByteSpan(run_oob).subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
+      // Host pages on a metadata-only chip carry no data (hash 0); everything else must verify.
+      const bool check_data = chip.stores_data() || (record.is_ok() && record->kind != format::PageKind::data);
+      const bool verifies =
+          record.is_ok() && record->kind != format::PageKind::checkpoint &&
+          (!check_data || format::xxh3(ConstByteSpan(run_data).subspan(std::size_t{i} * g.page_size_bytes,
+                                                                       g.page_size_bytes)) == record->data_hash);
+      if (!verifies) {
+        ++out.report.damaged_pages;
+        continue;
+      }
+      if (out.scanned_kind[b] == BlockKind::none) out.scanned_kind[b] = kind_of_page(*record);
+      if (!out.page_owner.empty()) {
+        out.page_owner[g.page_at(block, i).value] = record->kind == format::PageKind::translation
+                                                        ? kTranslationOwner
+                                                        : static_cast<std::uint32_t>(std::min<std::uint64_t>(record->logical_number, kUnmappedPpn));
+      }
+      out.highest_sequence = std::max(out.highest_sequence, record->sequence);
+      if (record->sequence < from_sequence) continue;
+      events.push_back({record->sequence, static_cast<std::uint32_t>(g.page_at(block, i).value), record->kind,
+                        record->logical_number, record->version});
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const CheckpointState* base,
+                                const ReplayOptions& options) {
+  Replayed out;
+  if (options.record_page_owners) out.page_owner.assign(layout.geometry.page_count(), kUnmappedPpn);
+  const std::uint64_t E = layout.entries_per_translation_page;
+  out.map.assign(layout.logical_pages, kUnmappedPpn);
+  out.gtd = base != nullptr ? base->gtd : std::vector<std::uint32_t>(layout.translation_pages, kUnmappedPpn);
+  out.scanned.assign(layout.geometry.block_count, false);
+  out.scanned_kind.assign(layout.geometry.block_count, BlockKind::none);
+
+  std::vector<Event> events;
+  FLASHDIR_TRY(scan(chip, layout, base != nullptr ? base->next_sequence : 0, base == nullptr, events, out));
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.sequence < b.sequence; });
+
+  // The starting content of every translation page that no later translation page replaces.
+  std::vector<bool> replaced(layout.translation_pages, false);
+  for (const Event& e : events) {
+    if (e.kind == format::PageKind::translation && e.logical < replaced.size()) replaced[e.logical] = true;
+  }
+  std::vector<std::uint32_t> entries;
+  auto apply_translation = [&](std::uint64_t tpn) {
+    const std::uint64_t first = tpn * E;
+    for (std::uint64_t i = 0; i < E && first + i < out.map.size(); ++i) out.map[first + i] = entries[i];
+  };
+  for (std::uint64_t tpn = 0; tpn < layout.translation_pages; ++tpn) {
+    if (replaced[tpn] || out.gtd[tpn] == kUnmappedPpn) continue;
+    FLASHDIR_TRY(read_translation(chip, layout, out.gtd[tpn], tpn, entries));
+    apply_translation(tpn);
+  }
+
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> versions;  // LPN -> version mapped since its last translation page
+  std::set<std::uint64_t> dirty;
+  for (const Event& e : events) {
+    if (e.kind == format::PageKind::translation) {
+      if (e.logical >= layout.translation_pages) {
+        ++out.report.damaged_pages;
+        continue;
+      }
+      FLASHDIR_TRY(read_translation(chip, layout, e.ppn, e.logical, entries));
+      apply_translation(e.logical);
+      out.gtd[e.logical] = e.ppn;
+      for (std::uint64_t i = 0; i < E; ++i) versions.erase(e.logical * E + i);
+      dirty.erase(e.logical);
+      ++out.report.replayed_translation_pages;
+      continue;
+    }
+    ++out.host_pages_seen;
+    if (e.logical >= layout.logical_pages) {
+      ++out.report.damaged_pages;
+      continue;
+    }
+    auto [it, inserted] = versions.try_emplace(e.logical, e.version);
+    if (!inserted) {
+      if (e.version < it->second) {
+        ++out.report.stale_versions;
+        continue;
+      }
+      it->second = e.version;
+    }
+    out.map[e.logical] = e.ppn;
+    out.highest_version = std::max(out.highest_version, e.version);
+    dirty.insert(e.logical / E);
+    ++out.report.replayed_data_pages;
+  }
+  out.dirty_tpns.assign(dirty.begin(), dirty.end());
+  return out;
+}
+
+}  // namespace flashdir::ftl

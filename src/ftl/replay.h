@@ -1,0 +1,48 @@
+// Rebuilding the mapping from what the chip holds: the roll-forward of recovery (from a
+// checkpoint) and fsck's rebuild from nothing (a full OOB scan) are the same replay with
+// different starting points. Pure: it reads the chip and programs nothing.
+//
+// The replay applies, in program-sequence order, every verified page programmed after the
+// starting point: a translation page sets the mapping of all its LPNs (its content is exact
+// as of its sequence, doc/ftl.md); a data page maps its LPN unless a newer version is already
+// mapped. Torn and corrupt pages are counted and skipped.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "block_table.h"
+#include "checkpoint.h"
+#include "flashdir/ftl/ftl.h"
+#include "flashdir/nand/chip.h"
+#include "layout.h"
+
+namespace flashdir::ftl {
+
+struct Replayed {
+  std::vector<std::uint32_t> map;          // LPN -> PPN for the whole logical space
+  std::vector<std::uint32_t> gtd;          // TPN -> PPN of its newest translation page
+  std::vector<std::uint64_t> dirty_tpns;   // translation pages whose flash content differs from `map`
+  std::vector<bool> scanned;               // per block: its pages were read
+  std::vector<BlockKind> scanned_kind;     // per scanned block: what its first verified page says
+  std::uint64_t highest_sequence = 0;      // of any verified page read
+  std::uint64_t highest_version = 0;       // of any data page applied
+  std::uint64_t data_pages_applied = 0;
+  std::uint64_t host_pages_seen = 0;       // data pages replayed, for the host clock
+  RecoveryReport report;                   // scan and replay counts
+  // With ReplayOptions::record_page_owners: per physical page, the LPN a verified data page
+  // holds, kTranslationOwner for a verified translation page, kUnmappedPpn otherwise.
+  std::vector<std::uint32_t> page_owner;
+};
+
+inline constexpr std::uint32_t kTranslationOwner = 0xFFFFFFFEu;
+
+struct ReplayOptions {
+  bool record_page_owners = false;  // fsck: what every scanned page holds
+};
+
+// From `base` (a checkpoint) or, with nullptr, from an empty mapping over a scan of every page.
+Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const CheckpointState* base,
+                                const ReplayOptions& options = {});
+
+}  // namespace flashdir::ftl

@@ -1,0 +1,39 @@
+// Shared helpers of the mapping-cache tests.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+#include "../../src/ftl/cache/entry_cache.h"
+
+namespace flashdir::ftl {
+
+// Lets Catch print runs (and vectors of them) when a comparison fails.
+inline std::ostream& operator<<(std::ostream& out, const CachedRun& run) {
+  out << "(" << run.lpn.value << ", ";
+  if (run.ppn == kUnmappedPpn) {
+    out << "unmapped";
+  } else {
+    out << run.ppn;
+  }
+  return out << ", " << run.length << (run.dirty ? ", dirty)" : ")");
+}
+
+}  // namespace flashdir::ftl
+
+namespace flashdir::testing {
+
+inline ftl::CachedRun run(std::uint64_t lpn, std::uint32_t ppn, std::uint32_t length,
+                          bool dirty = false) {
+  return ftl::CachedRun{Lpn(lpn), ppn, length, dirty};
+}
+
+inline ftl::EntryCacheOptions cftl_options(std::uint64_t capacity_bytes = 1 << 20) {
+  return ftl::EntryCacheOptions{capacity_bytes, 12, true, ftl::EntryEviction::lfu};
+}
+
+inline ftl::EntryCacheOptions dftl_options(std::uint64_t capacity_bytes = 1 << 20) {
+  return ftl::EntryCacheOptions{capacity_bytes, 8, false, ftl::EntryEviction::lru};
+}
+
+}  // namespace flashdir::testing

@@ -1,0 +1,96 @@
+// The FTL's API on every mapping scheme: reads, writes, trims, bad requests, clean restarts.
+#include <catch2/catch.hpp>
+
+#include "ftl_harness.h"
+
+using namespace flashdir;
+using namespace flashdir::testing;
+
+namespace {
+
+const format::MappingScheme kSchemes[] = {format::MappingScheme::cftl, format::MappingScheme::dftl,
+                                          format::MappingScheme::page};
+
+std::uint64_t read_version(Ftl& ftl, const Geometry& g, std::uint64_t lpn) {
+  std::vector<std::uint8_t> page(g.page_size_bytes);
+  REQUIRE(ftl.read(Lpn(lpn), 1, page).is_ok());
+  return version_of(lpn, page);
+}
+
+}  // namespace
+
+TEST_CASE("an FTL reads back what was written", "[ftl]") {
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO("scheme " << format::mapping_scheme_name(scheme));
+  const Geometry g = small_ftl_geometry();
+  TestChip chip(Backend::memory, g);
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy));
+  REQUIRE(ftl.is_ok());
+  CHECK((*ftl)->logical_pages() > 700);
+
+  SECTION("unwritten pages read as zeros") { CHECK(read_version(**ftl, g, 5) == 0); }
+
+  SECTION("a run, an overwrite in its middle, a trim") {
+    auto v1 = (*ftl)->write(Lpn(10), 8, run_data(g, 10, 8, 1));
+    REQUIRE(v1.is_ok());
+    auto v2 = (*ftl)->write(Lpn(13), 2, run_data(g, 13, 2, 2));
+    REQUIRE(v2.is_ok());
+    CHECK(*v2 > *v1);
+    CHECK((*ftl)->durable_seq() == *v2);
+    std::vector<std::uint8_t> buffer(8 * g.page_size_bytes);
+    REQUIRE((*ftl)->read(Lpn(10), 8, buffer).is_ok());
+    for (std::uint64_t i = 0; i < 8; ++i) {
+      const std::uint64_t expected = (i == 3 || i == 4) ? 2 : 1;
+      CHECK(version_of(10 + i, ConstByteSpan(buffer).subspan(i * g.page_size_bytes, g.page_size_bytes)) == expected);
+    }
+    REQUIRE((*ftl)->trim(Lpn(12), 3).is_ok());
+    CHECK(read_version(**ftl, g, 12) == 0);
+    CHECK(read_version(**ftl, g, 14) == 0);
+    CHECK(read_version(**ftl, g, 15) == 1);
+  }
+
+  SECTION("requests outside the logical space or with wrong buffers are refused") {
+    const std::uint64_t L = (*ftl)->logical_pages();
+    std::vector<std::uint8_t> page(g.page_size_bytes);
+    CHECK((*ftl)->read(Lpn(L), 1, page).code() == StatusCode::invalid_argument);
+    CHECK((*ftl)->write(Lpn(L - 1), 2, run_data(g, L - 1, 2, 1)).status().code() == StatusCode::invalid_argument);
+    CHECK((*ftl)->write(Lpn(0), 0, {}).status().code() == StatusCode::invalid_argument);
+    CHECK((*ftl)->write(Lpn(0), 2, page).status().code() == StatusCode::invalid_argument);
+    CHECK((*ftl)->trim(Lpn(L), 1).code() == StatusCode::invalid_argument);
+  }
+
+  SECTION("a clean close and open restores everything without replay") {
+    for (std::uint64_t round = 1; round <= 5; ++round) {
+      for (std::uint64_t lpn = 0; lpn < 300; lpn += 7) REQUIRE((*ftl)->write(Lpn(lpn), 3, run_data(g, lpn, 3, round)).is_ok());
+    }
+    REQUIRE((*ftl)->trim(Lpn(21), 1).is_ok());
+    const auto before = (*ftl)->durable_seq();
+    REQUIRE((*ftl)->close().is_ok());
+    ftl = Status::io_error("dropped");
+    auto reopened = Ftl::open(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy));
+    REQUIRE(reopened.is_ok());
+    CHECK((*reopened)->recovery().clean);
+    CHECK((*reopened)->durable_seq() == before);
+    CHECK(read_version(**reopened, g, 0) == 5);
+    CHECK(read_version(**reopened, g, 21) == 0);
+    CHECK(read_version(**reopened, g, 22) == 5);
+    CHECK(read_version(**reopened, g, 299) == 0);
+    auto next = (*reopened)->write(Lpn(1), 1, run_data(g, 1, 1, 9));
+    REQUIRE(next.is_ok());
+    CHECK(*next > before);
+  }
+}
+
+TEST_CASE("opening a chip without an FTL is refused", "[ftl]") {
+  TestChip chip(Backend::memory, small_ftl_geometry());
+  auto ftl = Ftl::open(chip.chip(), chip.clock(), FtlOptions{});
+  REQUIRE_FALSE(ftl.is_ok());
+  CHECK_THAT(ftl.status().message(), Catch::Contains("no valid FTL checkpoint"));
+}
+
+TEST_CASE("a chip too small for an FTL is refused", "[ftl]") {
+  TestChip chip(Backend::memory, small_ftl_geometry(8));
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), FtlOptions{});
+  REQUIRE_FALSE(ftl.is_ok());
+  CHECK_THAT(ftl.status().message(), Catch::Contains("too few"));
+}
