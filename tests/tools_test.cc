@@ -218,6 +218,7 @@ void write_through_ftl(const std::filesystem::path& dir, std::uint64_t requests,
     for (auto& byte : data) byte = static_cast<std::uint8_t>(random.next_u64());
     (void)(*ftl)->write(Lpn(random.uniform(2000)), 4, data);  // fails once the power is gone
   }
+  if (!faulty.power_lost()) REQUIRE((*ftl)->close().is_ok());
 }
 
 }  // namespace
@@ -239,19 +240,28 @@ TEST_CASE("fsck rebuilds a mapping whose translation page is damaged", "[tools]"
   const auto dir = tmp / "cache";
   REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
   write_through_ftl(dir, 500, FaultPlan::kNever);
-  // Flip a byte of the newest copy of translation page 0.
-  std::uint64_t ppn = 0;
+  // Flip a byte of the newest copy of translation page 0, found by its OOB records: the one
+  // the clean checkpoint refers to.
+  std::uint64_t ppn = 0xFFFFFFFFu;
   Geometry g;
   {
-    auto store = open_image_store(CacheDirPaths(dir).image, ImageAccess::read_write);
+    auto store = open_image_store(CacheDirPaths(dir).image, ImageAccess::read_only);
     REQUIRE(store.is_ok());
     SimClock clock;
     SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-    auto ftl = Ftl::open(chip, clock, options_of(dir));
-    REQUIRE(ftl.is_ok());
-    REQUIRE((*ftl)->close().is_ok());
-    ppn = (*ftl)->core().gtd()[0];
     g = chip.geometry();
+    std::vector<std::uint8_t> oob(g.oob_size_bytes);
+    std::uint64_t newest = 0;
+    for (std::uint64_t p = 0; p < g.page_count(); ++p) {
+      if (!chip.is_programmed(Ppn(p))) continue;
+      REQUIRE(chip.read(Ppn(p), 1, {}, oob).is_ok());
+      auto record = format::decode_oob(oob);
+      if (record.is_ok() && record->kind == format::PageKind::translation && record->logical_number == 0 &&
+          record->sequence >= newest) {
+        newest = record->sequence;
+        ppn = p;
+      }
+    }
   }
   REQUIRE(ppn != 0xFFFFFFFFu);
   flip_byte(CacheDirPaths(dir).image, format::image_layout(g).data_offset + ppn * g.page_size_bytes + 100);
