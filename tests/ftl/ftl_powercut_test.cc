@@ -78,14 +78,14 @@ std::string verify_and_settle(Ftl& ftl, const Geometry& g, Oracle& oracle) {
   return {};
 }
 
-// The pool of the small geometry starts after two one-block checkpoint slots.
+// The pool of the geometries used here starts after two one-block checkpoint slots.
 constexpr std::uint64_t kPoolFirstBlock = 2;
 
 // One run: format, then `cuts` times: run a workload on the faulty chip until the power goes;
 // sometimes cut the power again during the recovery that follows; recover on a healthy chip
 // and check every LPN.
-void run(Backend backend, const FtlOptions& options, std::uint64_t seed, int cuts, CutStats& stats) {
-  const Geometry g = small_ftl_geometry();
+void run(Backend backend, const FtlOptions& options, std::uint64_t seed, int cuts, CutStats& stats,
+         const Geometry& g = small_ftl_geometry(), std::uint32_t longest_run = 6) {
   TestChip chip(backend, g);
   SeededRandom random(seed);
   std::uint64_t logical_pages = 0;
@@ -117,7 +117,7 @@ void run(Backend backend, const FtlOptions& options, std::uint64_t seed, int cut
     REQUIRE_OK(ftl);
     while (!faulty.power_lost()) {
       const std::uint64_t choice = random.uniform(100);
-      const auto count = static_cast<std::uint32_t>(random.between(1, 6));
+      const auto count = static_cast<std::uint32_t>(random.between(1, longest_run));
       const std::uint64_t lpn = random.uniform(logical_pages - count + 1);
       if (choice < 75) {
         auto v = (*ftl)->write(Lpn(lpn), count, run_data(g, lpn, count, version + 1));
@@ -214,4 +214,18 @@ TEST_CASE("power cuts on the image backend", "[ftl][powercut]") {
   CutStats stats;
   run(Backend::image, small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy), seed, 20, stats);
   CHECK(stats.cuts == 20);
+}
+
+TEST_CASE("power cuts on a chip of 4 KiB pages and 128-page blocks", "[ftl][powercut]") {
+  const std::uint64_t base = test_seed(3000);
+  CutStats stats;
+  int run_index = 0;
+  for (auto mapping : {format::MappingScheme::cftl, format::MappingScheme::dftl, format::MappingScheme::page}) {
+    const std::uint64_t seed = base + static_cast<std::uint64_t>(run_index++);
+    INFO(fmt::format("{}, seed {}\nreplay: {}", format::mapping_scheme_name(mapping), seed, replay_command(seed)));
+    FtlOptions options;  // the defaults: a 64 KiB mapping cache, automatic checkpoint interval
+    options.mapping = mapping;
+    run(Backend::memory, options, seed, 12, stats, Geometry{4096, 64, 128, 96}, 16);
+  }
+  CHECK(stats.cuts == 36);
 }
