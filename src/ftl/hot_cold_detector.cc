@@ -14,21 +14,24 @@ HotColdDetector::Counters HotColdDetector::aged(std::uint64_t lbn) const {
   Counters c = counters_[lbn];
   const std::uint32_t steps = std::min<std::uint32_t>(epoch() - c.epoch, 16);
   c.reads = static_cast<std::uint16_t>(c.reads >> steps);
-  c.writes = static_cast<std::uint16_t>(c.writes >> steps);
   c.epoch = epoch();
   return c;
 }
 
 void HotColdDetector::record(std::uint64_t lbn, std::uint32_t pages, bool is_write) {
   Counters c = aged(lbn);
-  std::uint16_t& counter = is_write ? c.writes : c.reads;
-  counter = static_cast<std::uint16_t>(std::min<std::uint32_t>(counter + pages, UINT16_MAX));
+  if (is_write) {
+    c.last_write = requests_;
+  } else {
+    c.reads = static_cast<std::uint16_t>(std::min<std::uint32_t>(c.reads + pages, UINT16_MAX));
+  }
   counters_[lbn] = c;
 }
 
 bool HotColdDetector::read_hot_write_cold(std::uint64_t lbn) const {
   const Counters c = aged(lbn);
-  return c.reads >= read_hot_threshold_ && c.writes == 0;
+  const bool write_cold = c.last_write == kNeverWritten || requests_ - c.last_write >= aging_period_;
+  return c.reads >= read_hot_threshold_ && write_cold;
 }
 
 }  // namespace flashdir::ftl

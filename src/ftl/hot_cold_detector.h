@@ -1,8 +1,8 @@
-// CFTL's hot/cold detector (doc/ftl.md): per logical block, a read counter and a write
-// counter, both halved every aging period (lazily, when the block is next touched). A block is
-// read-hot when its decayed read count reaches a threshold and write-cold when its decayed
-// write count is zero: it has been read a lot and not written for about an aging period.
-// The paper counts per logical page; per block is cheaper and is what conversion decides on.
+// CFTL's hot/cold detector (doc/ftl.md): per logical block, a read counter halved every aging
+// period (lazily, when the block is next touched) and the request count of its last write. A
+// block is read-hot when its decayed read count reaches a threshold and write-cold when no
+// request of the last aging period wrote it. The paper counts per logical page; per block is
+// cheaper and is what conversion decides on.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +21,13 @@ class HotColdDetector {
 
   bool read_hot_write_cold(std::uint64_t lbn) const;
   std::uint32_t reads(std::uint64_t lbn) const { return aged(lbn).reads; }
-  std::uint32_t writes(std::uint64_t lbn) const { return aged(lbn).writes; }
 
  private:
+  static constexpr std::uint64_t kNeverWritten = UINT64_MAX;
   struct Counters {
-    std::uint16_t reads = 0;
-    std::uint16_t writes = 0;
+    std::uint64_t last_write = kNeverWritten;  // request number
     std::uint32_t epoch = 0;
+    std::uint16_t reads = 0;
   };
   Counters aged(std::uint64_t lbn) const;
   std::uint32_t epoch() const { return static_cast<std::uint32_t>(requests_ / aging_period_); }
