@@ -209,6 +209,8 @@ std::uint64_t EntryCache::bytes_used() const {
 }
 
 std::uint64_t EntryCache::capacity_bytes() const { return state_->options.capacity_bytes; }
+void EntryCache::set_capacity_bytes(std::uint64_t bytes) { state_->options.capacity_bytes = bytes; }
+std::uint32_t EntryCache::entry_bytes() const { return state_->options.entry_bytes; }
 
 std::vector<CachedRun> EntryCache::entries() const {
   std::vector<CachedRun> all;

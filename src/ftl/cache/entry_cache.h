@@ -82,6 +82,10 @@ class EntryCache {
   std::uint64_t dirty_count() const;
   std::uint64_t bytes_used() const;
   std::uint64_t capacity_bytes() const;
+  // A RAM manager moving the split between mapping and data changes the budget; the caller
+  // evicts down to it.
+  void set_capacity_bytes(std::uint64_t bytes);
+  std::uint32_t entry_bytes() const;
   bool over_budget() const { return bytes_used() > capacity_bytes(); }
   // All entries in LPN order (tests and fsck).
   std::vector<CachedRun> entries() const;

@@ -1,0 +1,355 @@
+// The key table of SimConfig: one entry per field, with its parser and its printer. Adding a
+// field means adding one entry here; the command line and --compare pick it up.
+#include "flashdir/sim/config.h"
+
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "flashdir/size.h"
+#include "value_text.h"
+
+namespace flashdir::sim {
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::metadata: return "metadata";
+    case Backend::memory: return "memory";
+  }
+  return "?";
+}
+
+const char* chunk_order_name(ChunkOrder order) {
+  switch (order) {
+    case ChunkOrder::address: return "address";
+    case ChunkOrder::first_touch: return "first-touch";
+  }
+  return "?";
+}
+
+namespace {
+
+using detail::parse_real;
+using detail::parse_switch;
+using detail::parse_unsigned;
+using detail::real_text;
+using detail::size_text;
+
+// A value's parser reports what is wrong without the key; set() adds "key=value: ".
+using Setter = Status (*)(SimConfig&, std::string_view);
+using Getter = std::string (*)(const SimConfig&);
+
+struct KeyEntry {
+  ConfigKey key;
+  Setter set;
+  Getter get;
+};
+
+Result<std::uint32_t> parse_u32_size(std::string_view text) {
+  auto value = parse_size(text);
+  if (!value.is_ok()) return value.status();
+  if (*value > UINT32_MAX) return Status::invalid_argument(fmt::format("'{}' is too large", text));
+  return static_cast<std::uint32_t>(*value);
+}
+
+// The geometry checks of one field, with the other fields at their defaults.
+Status check_shape(std::uint32_t page_size, std::uint32_t oob_size, std::uint32_t pages_per_block) {
+  Geometry g;
+  g.page_size_bytes = page_size;
+  g.oob_size_bytes = oob_size;
+  g.pages_per_block = pages_per_block;
+  g.block_count = 1;
+  return g.validate();
+}
+
+Status set_page_size(SimConfig& c, std::string_view text) {
+  auto value = parse_u32_size(text);
+  if (!value.is_ok()) return value.status();
+  FLASHDIR_TRY(check_shape(*value, Geometry::kDefaultOobSizeBytes, Geometry::kDefaultPagesPerBlock));
+  c.page_size_bytes = *value;
+  return Status::ok();
+}
+
+Status set_pages_per_block(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  if (*value > UINT32_MAX) return Status::invalid_argument(fmt::format("'{}' is too large", text));
+  FLASHDIR_TRY(check_shape(Geometry::kDefaultPageSizeBytes, Geometry::kDefaultOobSizeBytes,
+                           static_cast<std::uint32_t>(*value)));
+  c.pages_per_block = static_cast<std::uint32_t>(*value);
+  return Status::ok();
+}
+
+Status set_oob_size(SimConfig& c, std::string_view text) {
+  auto value = parse_u32_size(text);
+  if (!value.is_ok()) return value.status();
+  FLASHDIR_TRY(check_shape(Geometry::kDefaultPageSizeBytes, *value, Geometry::kDefaultPagesPerBlock));
+  c.oob_size_bytes = *value;
+  return Status::ok();
+}
+
+Status set_latency(SimConfig& c, std::string_view text) {
+  auto value = LatencyProfile::parse(text);
+  if (!value.is_ok()) return value.status();
+  c.latency = value->preset;
+  return Status::ok();
+}
+
+Status set_backend(SimConfig& c, std::string_view text) {
+  for (Backend b : {Backend::metadata, Backend::memory}) {
+    if (text == backend_name(b)) {
+      c.backend = b;
+      return Status::ok();
+    }
+  }
+  return Status::invalid_argument(fmt::format("unknown backend '{}' (expected metadata or memory)", text));
+}
+
+Status set_size(SimConfig& c, std::string_view text) {
+  if (text == "auto") {
+    c.chip_size_bytes = 0;
+    return Status::ok();
+  }
+  auto value = parse_size(text);
+  if (!value.is_ok()) return value.status();
+  if (*value == 0) return Status::invalid_argument("a chip of 0 bytes (use auto to size it from the trace)");
+  c.chip_size_bytes = *value;
+  return Status::ok();
+}
+
+Status set_utilization(SimConfig& c, std::string_view text) {
+  auto value = parse_real(text);
+  if (!value.is_ok()) return value.status();
+  if (!(*value > 0.0 && *value <= 1.0)) return Status::invalid_argument("utilization must be above 0 and at most 1");
+  c.utilization = *value;
+  return Status::ok();
+}
+
+Status set_op(SimConfig& c, std::string_view text) {
+  auto value = parse_real(text);
+  if (!value.is_ok()) return value.status();
+  const double permille = std::round(*value * 10.0);
+  if (!(permille >= 0.0 && permille < 1000.0)) {
+    return Status::invalid_argument("over-provisioning must be at least 0 and below 100 percent");
+  }
+  c.overprovision_permille = static_cast<std::uint16_t>(permille);
+  return Status::ok();
+}
+
+Status set_mapping(SimConfig& c, std::string_view text) {
+  auto value = format::parse_mapping_scheme(text);
+  if (!value.is_ok()) return value.status();
+  c.mapping = *value;
+  return Status::ok();
+}
+
+Status set_gc(SimConfig& c, std::string_view text) {
+  auto value = format::parse_gc_policy(text);
+  if (!value.is_ok()) return value.status();
+  c.gc = *value;
+  return Status::ok();
+}
+
+Status set_mapping_cache(SimConfig& c, std::string_view text) {
+  auto value = parse_size(text);
+  if (!value.is_ok()) return value.status();
+  if (*value == 0) return Status::invalid_argument("the mapping cache needs at least one byte");
+  c.mapping_cache_bytes = *value;
+  return Status::ok();
+}
+
+Status set_checkpoint_interval(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  c.checkpoint_interval_pages = *value;
+  return Status::ok();
+}
+
+Status set_flush_every(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  c.flush_every_requests = *value;
+  return Status::ok();
+}
+
+Status set_prefill(SimConfig& c, std::string_view text) {
+  auto value = parse_switch(text);
+  if (!value.is_ok()) return value.status();
+  c.prefill = *value;
+  return Status::ok();
+}
+
+Status set_age(SimConfig& c, std::string_view text) {
+  auto value = parse_real(text);
+  if (!value.is_ok()) return value.status();
+  if (!(*value >= 0.0 && *value <= 1000.0)) return Status::invalid_argument("the aging factor must be between 0 and 1000");
+  c.age_factor = *value;
+  return Status::ok();
+}
+
+Status set_repeat(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  if (*value == 0 || *value > 1'000'000) return Status::invalid_argument("repeat must be between 1 and 1000000");
+  c.repeat = static_cast<std::uint32_t>(*value);
+  return Status::ok();
+}
+
+Status set_closed_loop(SimConfig& c, std::string_view text) {
+  auto value = parse_switch(text);
+  if (!value.is_ok()) return value.status();
+  c.closed_loop = *value;
+  return Status::ok();
+}
+
+Status set_time_scale(SimConfig& c, std::string_view text) {
+  auto value = parse_real(text);
+  if (!value.is_ok()) return value.status();
+  if (!(*value > 0.0 && *value <= 1e6)) return Status::invalid_argument("the time scale must be above 0 and at most 1e6");
+  c.time_scale = *value;
+  return Status::ok();
+}
+
+Status set_compaction(SimConfig& c, std::string_view text) {
+  for (ChunkOrder order : {ChunkOrder::address, ChunkOrder::first_touch}) {
+    if (text == chunk_order_name(order)) {
+      c.chunk_order = order;
+      return Status::ok();
+    }
+  }
+  return Status::invalid_argument(fmt::format("unknown chunk order '{}' (expected address or first-touch)", text));
+}
+
+Status set_seed(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  c.seed = *value;
+  return Status::ok();
+}
+
+std::string on_off(bool value) { return value ? "on" : "off"; }
+
+const std::array<KeyEntry, 20> kKeys = {{
+    {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false}, set_page_size,
+     [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
+    {{"pages-per-block", "N", "Pages per erase block, 2 to 65536", false}, set_pages_per_block,
+     [](const SimConfig& c) { return std::to_string(c.pages_per_block); }},
+    {{"oob-size", "SIZE", "Out-of-band bytes per page, at least 48", false}, set_oob_size,
+     [](const SimConfig& c) { return size_text(c.oob_size_bytes); }},
+    {{"latency", "slc|mlc|zero", "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) or zero",
+      false},
+     set_latency, [](const SimConfig& c) { return std::string(latency_preset_name(c.latency)); }},
+    {{"backend", "metadata|memory", "Chip backend: metadata (no host data kept, fast) or memory (every byte kept)",
+      false},
+     set_backend, [](const SimConfig& c) { return std::string(backend_name(c.backend)); }},
+    {{"size", "auto|SIZE",
+      "Chip capacity; auto: the smallest chip whose logical space holds the trace's footprint at the utilization",
+      false},
+     set_size, [](const SimConfig& c) { return c.chip_size_bytes == 0 ? std::string("auto") : size_text(c.chip_size_bytes); }},
+    {{"utilization", "FRACTION", "Footprint / logical space when sizing the chip automatically, in (0, 1]", false},
+     set_utilization, [](const SimConfig& c) { return real_text(c.utilization); }},
+    {{"op", "PERCENT", "Over-provisioning: percent of the data area kept spare, 0 to 99.9", false}, set_op,
+     [](const SimConfig& c) { return real_text(c.overprovision_permille / 10.0); }},
+    {{"mapping", "cftl|dftl|page", "Mapping scheme: cftl (CPMT + CBMT), dftl (cached page map) or page (whole map in RAM)",
+      false},
+     set_mapping, [](const SimConfig& c) { return std::string(format::mapping_scheme_name(c.mapping)); }},
+    {{"gc", "dual-greedy|greedy|cost-benefit", "Garbage-collection victim policy", false}, set_gc,
+     [](const SimConfig& c) { return std::string(format::gc_policy_name(c.gc)); }},
+    {{"mapping-cache", "SIZE", "RAM for cached mapping entries (CMT / CPMT + CBMT); page mapping ignores it", false},
+     set_mapping_cache, [](const SimConfig& c) { return size_text(c.mapping_cache_bytes); }},
+    {{"checkpoint-interval", "PAGES",
+      "Pages programmed between checkpoints (taken at flushes, see flush-every); 0 = automatic", false},
+     set_checkpoint_interval, [](const SimConfig& c) { return std::to_string(c.checkpoint_interval_pages); }},
+    {{"flush-every", "N", "Flush the FTL every N replayed requests (checkpoints happen at flushes); 0 = never", false},
+     set_flush_every, [](const SimConfig& c) { return std::to_string(c.flush_every_requests); }},
+    {{"prefill", "on|off", "Write the whole logical space sequentially before the trace", true}, set_prefill,
+     [](const SimConfig& c) { return on_off(c.prefill); }},
+    {{"age", "FACTOR", "After the prefill, write FACTOR x logical pages in seeded random runs of 1-16 pages", false},
+     set_age, [](const SimConfig& c) { return real_text(c.age_factor); }},
+    {{"repeat", "N", "Replay the trace N times (all passes are measured)", false}, set_repeat,
+     [](const SimConfig& c) { return std::to_string(c.repeat); }},
+    {{"closed-loop", "on|off", "Ignore arrival times: each request starts when the previous one ends", true},
+     set_closed_loop, [](const SimConfig& c) { return on_off(c.closed_loop); }},
+    {{"time-scale", "FACTOR", "Multiply arrival times by FACTOR (below 1: a faster load)", false}, set_time_scale,
+     [](const SimConfig& c) { return real_text(c.time_scale); }},
+    {{"compaction", "address|first-touch",
+      "Order of the trace's chunks in the compacted logical space: address (keeps locality) or first-touch", false},
+     set_compaction, [](const SimConfig& c) { return std::string(chunk_order_name(c.chunk_order)); }},
+    {{"seed", "N", "Seed of the aging writes and of synthetic workloads that name none", false}, set_seed,
+     [](const SimConfig& c) { return std::to_string(c.seed); }},
+}};
+
+const KeyEntry* find_key(std::string_view name) {
+  for (const KeyEntry& entry : kKeys) {
+    if (entry.key.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::string key_list() {
+  std::string names;
+  for (const KeyEntry& entry : kKeys) names += (names.empty() ? "" : ", ") + std::string(entry.key.name);
+  return names;
+}
+
+}  // namespace
+
+Status SimConfig::set(std::string_view key, std::string_view value) {
+  const KeyEntry* entry = find_key(key);
+  if (entry == nullptr) {
+    return Status::invalid_argument(fmt::format("unknown key '{}' (known keys: {})", key, key_list()));
+  }
+  SimConfig changed = *this;
+  if (Status s = entry->set(changed, value); !s.is_ok()) {
+    return Status::invalid_argument(fmt::format("{}={}: {}", key, value, s.message()));
+  }
+  *this = changed;
+  return Status::ok();
+}
+
+Result<std::string> SimConfig::get(std::string_view key) const {
+  const KeyEntry* entry = find_key(key);
+  if (entry == nullptr) return Status::not_found(fmt::format("unknown key '{}'", key));
+  return entry->get(*this);
+}
+
+std::span<const ConfigKey> SimConfig::keys() {
+  static const auto table = [] {
+    std::array<ConfigKey, kKeys.size()> keys;
+    for (std::size_t i = 0; i < kKeys.size(); ++i) keys[i] = kKeys[i].key;
+    return keys;
+  }();
+  return table;
+}
+
+bool SimConfig::has_key(std::string_view key) { return find_key(key) != nullptr; }
+
+Geometry SimConfig::geometry(std::uint64_t block_count) const {
+  Geometry g;
+  g.page_size_bytes = page_size_bytes;
+  g.oob_size_bytes = oob_size_bytes;
+  g.pages_per_block = pages_per_block;
+  g.block_count = block_count;
+  return g;
+}
+
+FtlOptions SimConfig::ftl_options() const {
+  FtlOptions options;
+  options.mapping = mapping;
+  options.gc = gc;
+  options.overprovision_permille = overprovision_permille;
+  options.mapping_cache_bytes = mapping_cache_bytes;
+  options.checkpoint_interval_pages = checkpoint_interval_pages;
+  return options;
+}
+
+Status SimConfig::validate() const {
+  if (Status s = check_shape(page_size_bytes, oob_size_bytes, pages_per_block); !s.is_ok()) {
+    return Status::invalid_argument(fmt::format("page-size={} oob-size={} pages-per-block={}: {}",
+                                                size_text(page_size_bytes), size_text(oob_size_bytes),
+                                                pages_per_block, s.message()));
+  }
+  return ftl_options().validate();
+}
+
+}  // namespace flashdir::sim
