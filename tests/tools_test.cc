@@ -195,7 +195,7 @@ FtlOptions options_of(const std::filesystem::path& dir) {
   options.mapping = sb.mapping_scheme;
   options.gc = sb.gc_policy;
   options.overprovision_permille = sb.overprovision_permille;
-  options.mapping_cache_bytes = 1024;  // small: translation pages get written
+  options.ram.budget_bytes = 16384;  // small: translation pages get written
   return options;
 }
 

@@ -163,10 +163,9 @@ Status FtlCore::ensure_free_blocks(std::uint64_t needed) {
     status = collect(*victim);
   }
   in_gc_ = false;
-  FLASHDIR_TRY(status);
-  // The run's relocations wait in the mapping cache; now they may go to flash, batched.
-  if (Status s = mapper_->enforce_budget(); !s.is_ok()) return fail(s);
-  return Status::ok();
+  // The run's relocations may have loaded mapping state beyond the RAM budget; the request
+  // that called for the space settles it (FtlCore::settle), batched per translation page.
+  return status;
 }
 
 }  // namespace flashdir::ftl

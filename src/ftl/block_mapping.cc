@@ -28,7 +28,7 @@ std::optional<std::uint32_t> BlockMapping::lookup(Lpn lpn, Access access) {
   if (!enabled_) return std::nullopt;
   const std::uint32_t P = layout_.geometry.pages_per_block;
   const std::uint64_t lbn = lpn.value / P;
-  if (access == Access::write && !paper_bug_) {
+  if ((access == Access::write || access == Access::flush) && !paper_bug_) {
     page_mapped(lpn);
     return std::nullopt;
   }

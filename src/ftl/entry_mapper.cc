@@ -13,10 +13,9 @@ namespace {
 constexpr std::uint32_t kDftlEntryBytes = 8;   // LPN + PPN
 constexpr std::uint32_t kCftlEntryBytes = 12;  // + consecutive field and LFU counter
 
-EntryCacheOptions cache_options(bool cftl, const FtlOptions& options) {
+EntryCacheOptions cache_options(bool cftl, std::uint64_t capacity_bytes, std::uint64_t cbmt_bytes) {
   EntryCacheOptions o;
-  const std::uint64_t cbmt_bytes = cftl ? options.mapping_cache_bytes * options.cftl.cbmt_share_percent / 100 : 0;
-  o.capacity_bytes = options.mapping_cache_bytes - cbmt_bytes;
+  o.capacity_bytes = capacity_bytes > cbmt_bytes ? capacity_bytes - cbmt_bytes : 0;
   o.entry_bytes = cftl ? kCftlEntryBytes : kDftlEntryBytes;
   o.consecutive = cftl;
   o.eviction = cftl ? EntryEviction::lfu : EntryEviction::lru;
@@ -25,22 +24,23 @@ EntryCacheOptions cache_options(bool cftl, const FtlOptions& options) {
 
 class EntryMapper final : public Mapper {
  public:
-  EntryMapper(bool cftl, const FtlLayout& layout, const FtlOptions& options, TranslationPages& pages, FtlStats& stats)
+  EntryMapper(bool cftl, const FtlLayout& layout, const FtlOptions& options, TranslationPages& pages, FtlStats& stats,
+              std::uint64_t capacity_bytes, std::uint64_t cbmt_bytes)
       : cftl_(cftl),
         layout_(layout),
         pages_(pages),
         stats_(stats),
-        cache_(cache_options(cftl, options)),
-        blocks_(cftl, layout, options, options.mapping_cache_bytes * options.cftl.cbmt_share_percent / 100, stats),
+        cache_(cache_options(cftl, capacity_bytes, cftl ? cbmt_bytes : 0)),
+        cbmt_bytes_(cftl ? cbmt_bytes : 0),
+        blocks_(cftl, layout, options, cbmt_bytes_, stats),
         buffer_(layout.entries_per_translation_page) {}
 
   Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
     if (auto ppn = blocks_.lookup(lpn, access)) return *ppn;
-    ++stats_.mapping_lookups;
-    if (auto hit = cache_.lookup(lpn)) {
-      ++stats_.mapping_hits;
-      return *hit;
-    }
+    const auto hit = cache_.lookup(lpn);
+    count_lookup(stats_, access, hit.has_value());
+    if (observer_ != nullptr) observer_->looked_up(lpn, access, hit.has_value());
+    if (hit) return *hit;
     const std::uint64_t tpn = layout_.tpn_of(lpn);
     FLASHDIR_TRY(pages_.read(tpn, buffer_));
     const std::uint64_t first = layout_.first_lpn_of_tpn(tpn).value;
@@ -85,6 +85,8 @@ class EntryMapper final : public Mapper {
       if (!victim) break;
       if (victim->dirty) FLASHDIR_TRY(write_back(layout_.tpn_of(victim->lpn)));
       cache_.remove(victim->lpn);
+      ++stats_.evicted_mapping_entries;
+      if (observer_ != nullptr) observer_->evicted(victim->lpn, victim->length);
     }
     return Status::ok();
   }
@@ -116,7 +118,9 @@ class EntryMapper final : public Mapper {
 
   void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
     const Lpn first = layout_.first_lpn_of_tpn(tpn);
-    for (const CachedRun& run : cache_.take_dirty(first, layout_.first_lpn_of_tpn(tpn + 1))) {
+    const std::vector<CachedRun> dirty = cache_.take_dirty(first, layout_.first_lpn_of_tpn(tpn + 1));
+    if (observer_ != nullptr && !dirty.empty()) observer_->wrote_back(dirty.size());
+    for (const CachedRun& run : dirty) {
       for (std::uint32_t i = 0; i < run.length; ++i) {
         entries[run.lpn.value - first.value + i] = run.ppn == kUnmappedPpn ? kUnmappedPpn : run.ppn + i;
       }
@@ -129,6 +133,10 @@ class EntryMapper final : public Mapper {
   void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { blocks_.add(lbn, block); }
 
   std::uint64_t cache_bytes_used() const override { return cache_.bytes_used() + blocks_.bytes_used(); }
+  void set_capacity_bytes(std::uint64_t bytes) override {
+    cache_.set_capacity_bytes(bytes > cbmt_bytes_ ? bytes - cbmt_bytes_ : 0);
+  }
+  void set_observer(MappingObserver* observer) override { observer_ = observer; }
 
  private:
   bool cftl_;
@@ -136,15 +144,19 @@ class EntryMapper final : public Mapper {
   TranslationPages& pages_;
   FtlStats& stats_;
   EntryCache cache_;
+  std::uint64_t cbmt_bytes_;  // the CBMT's share, out of whatever capacity the cache is given
   BlockMapping blocks_;
+  MappingObserver* observer_ = nullptr;
   std::vector<std::uint32_t> buffer_;
 };
 
 }  // namespace
 
 std::unique_ptr<Mapper> make_entry_mapper(format::MappingScheme scheme, const FtlLayout& layout,
-                                          const FtlOptions& options, TranslationPages& pages, FtlStats& stats) {
-  return std::make_unique<EntryMapper>(scheme == format::MappingScheme::cftl, layout, options, pages, stats);
+                                          const FtlOptions& options, TranslationPages& pages, FtlStats& stats,
+                                          std::uint64_t capacity_bytes, std::uint64_t cbmt_bytes) {
+  return std::make_unique<EntryMapper>(scheme == format::MappingScheme::cftl, layout, options, pages, stats,
+                                       capacity_bytes, cbmt_bytes);
 }
 
 }  // namespace flashdir::ftl

@@ -1,13 +1,48 @@
 // The public face of the FTL (include/flashdir/ftl/ftl.h).
 #include "flashdir/ftl/ftl.h"
 
+#include <charconv>
 #include <fmt/format.h>
 
 #include "ftl_core.h"
 
 namespace flashdir {
 
+Status RamOptions::validate() const {
+  if (static_mapping_percent > 100) {
+    return Status::invalid_argument(fmt::format("static mapping share {}% exceeds 100%", static_mapping_percent));
+  }
+  if (aps_interval_requests == 0) return Status::invalid_argument("APS interval of 0 requests");
+  return Status::ok();
+}
+
+Status parse_ram_policy(std::string_view text, RamOptions& options) {
+  if (text == "tree") {
+    options.policy = format::RamPolicy::tree;
+  } else if (text == "aps") {
+    options.policy = format::RamPolicy::aps;
+  } else if (text.starts_with("static:")) {
+    const std::string_view percent = text.substr(7);
+    unsigned value = 0;
+    const auto [end, error] = std::from_chars(percent.data(), percent.data() + percent.size(), value);
+    if (error != std::errc() || end != percent.data() + percent.size() || value > 100) {
+      return Status::invalid_argument(fmt::format("RAM policy '{}': static:P needs P in 0..100", text));
+    }
+    options.policy = format::RamPolicy::static_split;
+    options.static_mapping_percent = static_cast<std::uint8_t>(value);
+  } else {
+    return Status::invalid_argument(fmt::format("unknown RAM policy '{}' (expected tree, aps or static:P)", text));
+  }
+  return Status::ok();
+}
+
+std::string ram_policy_label(const RamOptions& options) {
+  if (options.policy == format::RamPolicy::static_split) return fmt::format("static:{}", options.static_mapping_percent);
+  return format::ram_policy_name(options.policy);
+}
+
 Status FtlOptions::validate() const {
+  FLASHDIR_TRY(ram.validate());
   if (overprovision_permille >= 1000) {
     return Status::invalid_argument(fmt::format("over-provisioning {} per mille is not below 1000", overprovision_permille));
   }
@@ -23,7 +58,7 @@ Result<std::unique_ptr<ftl::FtlCore>> make_core(NandChip& chip, SimClock& clock,
   FLASHDIR_TRY(options.validate());
   auto layout = ftl::FtlLayout::compute(chip.geometry(), options.overprovision_permille);
   if (!layout.is_ok()) return layout.status();
-  return std::make_unique<ftl::FtlCore>(chip, clock, options, layout.value());
+  return std::make_unique<ftl::FtlCore>(chip, clock, options, layout.value(), chip.latency());
 }
 
 }  // namespace

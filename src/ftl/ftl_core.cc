@@ -16,10 +16,12 @@ constexpr int kReadAttempts = 3;  // a page failing verification is read again (
 
 }  // namespace
 
-FtlCore::FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout)
+FtlCore::FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout,
+                 const LatencyProfile& latency)
     : chip_(chip),
       clock_(clock),
       options_(options),
+      latency_(latency),
       layout_(layout),
       slots_(chip, layout_),
       blocks_(layout.geometry.block_count, layout.geometry.pages_per_block),
@@ -60,7 +62,7 @@ Status FtlCore::format() {
   }
   policy_ = make_gc_policy(options_.gc, blocks_);
   rebuild_policy_and_free_list();
-  FLASHDIR_TRY(install_mapper(std::vector<std::uint32_t>(layout_.logical_pages, kUnmappedPpn), {}));
+  FLASHDIR_TRY(install_ram());
   checkpoint_slot_ = 1;  // so that the first checkpoint goes to slot 0
   return write_checkpoint();
 }
@@ -110,178 +112,24 @@ Status FtlCore::open() {
   policy_ = make_gc_policy(options_.gc, blocks_);
   rebuild_policy_and_free_list();
   const std::uint64_t mapper_started = clock_.now_ns();
-  FLASHDIR_TRY(install_mapper({}, {}));
+  FLASHDIR_TRY(install_ram());
   marker_pending_ = true;
   recovery_.clean = true;
   recovery_.steps.push_back(fmt::format("load mapping: {:.3f} ms", static_cast<double>(clock_.now_ns() - mapper_started) / 1e6));
   return Status::ok();
 }
 
-Status FtlCore::install_mapper(std::vector<std::uint32_t> recovered_map, std::vector<std::uint64_t> dirty_tpns) {
-  if (options_.mapping == format::MappingScheme::page) {
-    auto mapper = recovered_map.empty() ? load_page_mapper(layout_, *this, stats_)
-                                        : make_page_mapper(layout_, *this, stats_, std::move(recovered_map),
-                                                           std::move(dirty_tpns));
-    if (!mapper.is_ok()) return fail(mapper.status());
-    mapper_ = std::move(mapper).value();
-  } else {
-    assert(dirty_tpns.empty() && "an entry cache starts clean; recovery writes its pages first");
-    mapper_ = make_entry_mapper(options_.mapping, layout_, options_, *this, stats_);
-  }
+Status FtlCore::install_ram() {
+  auto ram = ram::make_ram_manager(layout_, options_, latency_, *this, stats_);
+  if (!ram.is_ok()) return fail(ram.status());
+  ram_ = std::move(ram).value();
   return Status::ok();
 }
 
 Status FtlCore::close() {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(persist_trims());
+  FLASHDIR_TRY(flush());
   FLASHDIR_TRY(write_checkpoint());
   failed_ = Status::invalid_argument("the FTL is closed");
-  return Status::ok();
-}
-
-Status FtlCore::flush() {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(persist_trims());
-  if (Status s = chip_.sync(); !s.is_ok()) return fail(s);
-  if (programs_since_checkpoint_ >= checkpoint_interval_pages_) FLASHDIR_TRY(write_checkpoint());
-  return Status::ok();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Host requests
-
-Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(check_range("read", first, count));
-  const Geometry& g = layout_.geometry;
-  const std::size_t page_bytes = g.page_size_bytes;
-  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
-    return Status::invalid_argument(fmt::format("read of {} pages needs a buffer of {} bytes, got {}", count,
-                                                count * page_bytes, data.size()));
-  }
-  const std::uint64_t started = clock_.now_ns();
-  mapper_->note_access(first, count, Access::read);
-  std::vector<std::uint32_t> ppns(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    auto ppn = mapper_->lookup(first + i, Access::read);
-    if (!ppn.is_ok()) return fail(ppn.status());
-    ppns[i] = *ppn;
-  }
-  std::vector<std::uint8_t> oob(std::size_t{count} * g.oob_size_bytes);
-  for (std::uint32_t i = 0; i < count;) {
-    if (ppns[i] == kUnmappedPpn) {
-      if (!data.empty()) std::fill_n(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
-      ++i;
-      continue;
-    }
-    // One chip read per run of physically consecutive pages.
-    std::uint32_t n = 1;
-    while (i + n < count && ppns[i + n] == ppns[i] + n) ++n;
-    for (int attempt = 1;; ++attempt) {
-      const ByteSpan run_data = data.empty() ? data : data.subspan(i * page_bytes, n * page_bytes);
-      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
-      if (Status s = chip_.read(Ppn(ppns[i]), n, run_data, run_oob); !s.is_ok()) return fail(s);
-      std::string problem;
-      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
-        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
-        if (!record.is_ok()) {
-          problem = record.status().message();
-        } else if (record->kind != format::PageKind::data || record->logical_number != first.value + k) {
-          problem = fmt::format("the page holds {} {}", format::page_kind_name(record->kind), record->logical_number);
-        } else if (chip_.stores_data() && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
-          problem = "data does not match its hash";
-        }
-        if (!problem.empty()) problem = fmt::format("LPN {} at page {}: {}", first.value + k, ppns[k], problem);
-      }
-      if (problem.empty()) break;
-      if (attempt == kReadAttempts) return Status::corruption(problem);
-    }
-    i += n;
-  }
-  ++stats_.read_requests;
-  stats_.read_pages += count;
-
-  // CFTL converts read-hot, write-cold logical blocks in the background, at most one per
-  // pages_per_block host requests so the work stays a small fraction of the load.
-  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.background_consolidation &&
-      ++requests_since_consolidation_ >= g.pages_per_block && free_blocks() > kGcReserveBlocks + 2) {
-    if (auto lbn = mapper_->consolidation_candidate()) {
-      requests_since_consolidation_ = 0;
-      FLASHDIR_TRY(consolidate(*lbn));
-    }
-  }
-  stats_.service_ns += clock_.now_ns() - started;
-  return Status::ok();
-}
-
-Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(check_range("write", first, count));
-  const Geometry& g = layout_.geometry;
-  const std::size_t page_bytes = g.page_size_bytes;
-  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
-    return Status::invalid_argument(fmt::format("write of {} pages needs {} bytes of data, got {}", count,
-                                                count * page_bytes, data.size()));
-  }
-  const std::uint64_t started = clock_.now_ns();
-  // Room for the run whichever host frontier its pages go to.
-  FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::hot, count) + blocks_needed(Stream::cold, count)));
-  mapper_->note_access(first, count, Access::write);
-
-  std::vector<std::uint32_t> old(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    auto ppn = mapper_->lookup(first + i, Access::write);
-    if (!ppn.is_ok()) return fail(ppn.status());
-    old[i] = *ppn;
-  }
-  const std::uint64_t version = write_sequence_ + 1;
-  std::vector<PageToProgram> pages(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    bool hot = hint == WriteHint::hot;
-    if (hint == WriteHint::none && old[i] != kUnmappedPpn) {
-      hot = policy_->is_hot_write(g.block_of(Ppn(old[i])), host_time_ + i);
-    }
-    pages[i].kind = format::PageKind::data;
-    pages[i].logical_number = first.value + i;
-    pages[i].version = version;
-    pages[i].stream = hot ? Stream::hot : Stream::cold;
-    if (chip_.stores_data()) pages[i].data = data.subspan(i * page_bytes, page_bytes);
-    stats_.hot_write_pages += hot ? 1 : 0;
-  }
-  auto placed = program(pages);
-  if (!placed.is_ok()) return fail(placed.status());
-  write_sequence_ = version;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (old[i] != kUnmappedPpn) invalidate(Ppn(old[i]));
-    mapper_->set(first + i, static_cast<std::uint32_t>((*placed)[i].value));
-    ++host_time_;
-  }
-  if (Status s = mapper_->enforce_budget(); !s.is_ok()) return fail(s);
-  durable_sequence_ = version;  // programmed, and roll-forward finds it
-  ++stats_.write_requests;
-  stats_.write_pages += count;
-  stats_.service_ns += clock_.now_ns() - started;
-  return version;
-}
-
-Status FtlCore::trim(Lpn first, std::uint32_t count) {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(check_range("trim", first, count));
-  const std::uint64_t started = clock_.now_ns();
-  mapper_->note_access(first, count, Access::write);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    auto ppn = mapper_->lookup(first + i, Access::write);
-    if (!ppn.is_ok()) return fail(ppn.status());
-    if (*ppn == kUnmappedPpn) continue;
-    invalidate(Ppn(*ppn));
-    mapper_->set(first + i, kUnmappedPpn);
-    unpersisted_trim_tpns_.insert(layout_.tpn_of(first + i));
-    blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
-  }
-  if (Status s = mapper_->enforce_budget(); !s.is_ok()) return fail(s);
-  ++stats_.trim_requests;
-  stats_.trim_pages += count;
-  stats_.service_ns += clock_.now_ns() - started;
   return Status::ok();
 }
 
@@ -309,6 +157,7 @@ Status FtlCore::read(std::uint64_t tpn, std::span<std::uint32_t> entries) {
   }
   decode_translation_page(data, entries);
   ++stats_.translation_page_reads;
+  ++ram_page_ops_;  // into RAM
   return Status::ok();
 }
 
@@ -327,6 +176,7 @@ Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries)
   if (gtd_[tpn] != kUnmappedPpn) invalidate(Ppn(gtd_[tpn]));
   gtd_[tpn] = static_cast<std::uint32_t>((*placed)[0].value);
   ++stats_.translation_page_writes;
+  ++ram_page_ops_;  // out of RAM
   unpersisted_trim_tpns_.erase(tpn);
   if (unpersisted_trim_tpns_.empty()) blocks_with_unpersisted_trims_.clear();
   return Status::ok();
@@ -354,6 +204,12 @@ FtlStats FtlCore::stats() const {
   s.erase_count_mean = static_cast<double>(total) / static_cast<double>(g.block_count);
   s.logical_pages = layout_.logical_pages;
   s.free_blocks = free_blocks();
+  if (ram_) {
+    const ram::RamUsage usage = ram_->usage();
+    s.ram_budget_bytes = usage.budget_bytes;
+    s.ram_mapping_bytes = usage.mapping_bytes;
+    s.ram_buffer_bytes = usage.buffer_bytes;
+  }
   return s;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "flashdir/nand/chip.h"
 #include "gc_policy.h"
 #include "layout.h"
+#include "../ram/ram_manager.h"
 #include "mapper.h"
 #include "replay.h"
 
@@ -42,7 +44,9 @@ struct PageToProgram {
 
 class FtlCore final : public TranslationPages {
  public:
-  FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout);
+  // `latency` is the chip's, for the RAM policy's cost model (the chip hides it).
+  FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout,
+          const LatencyProfile& latency);
   ~FtlCore() override;
 
   // Lays a fresh FTL on the chip (erasing whatever is there) and writes the first checkpoint.
@@ -69,7 +73,7 @@ class FtlCore final : public TranslationPages {
   // For tests and fsck.
   const BlockTable& blocks() const { return blocks_; }
   GcPolicy& gc_policy() { return *policy_; }
-  Mapper& mapper() { return *mapper_; }
+  ram::RamManager& ram() { return *ram_; }
   const std::vector<std::uint32_t>& gtd() const { return gtd_; }
 
  private:
@@ -109,16 +113,40 @@ class FtlCore final : public TranslationPages {
   Status adopt(Replayed replayed, const CheckpointState* base, std::uint64_t checkpoint_highest_sequence,
                std::uint64_t started_ns);
   void rebuild_policy_and_free_list();
-  Status install_mapper(std::vector<std::uint32_t> recovered_map, std::vector<std::uint64_t> dirty_tpns);
+  Status install_ram();
+
+  // ---- host requests: host_requests.cc
+  struct HostPage {
+    Lpn lpn;
+    std::uint64_t version = 0;
+    ConstByteSpan data;  // empty on a metadata-only chip
+    WriteHint hint = WriteHint::none;
+  };
+  // Programs host pages (a write that bypasses RAM, or buffered pages leaving it): GC first,
+  // then the pages, then the mapping.
+  Status program_host_pages(std::span<const HostPage> pages);
+  Status program_buffered(std::vector<ram::BufferedPage> pages);
+  // Evicts until the RAM budget holds again, programming the data pages it gives back.
+  Status settle();
+  // The durable watermark: every write at or below it is on the chip.
+  std::uint64_t watermark() const;
+  void hold(std::uint64_t version) { ++buffered_versions_[version]; }
+  void release(std::uint64_t version);
+  // Per-request bookkeeping: RAM time, the RAM split, service time.
+  void finish_request(std::uint64_t started_ns);
 
   NandChip& chip_;
   SimClock& clock_;
   FtlOptions options_;
+  LatencyProfile latency_;
   FtlLayout layout_;
   CheckpointSlots slots_;
   BlockTable blocks_;
   std::unique_ptr<GcPolicy> policy_;
-  std::unique_ptr<Mapper> mapper_;
+  std::unique_ptr<ram::RamManager> ram_;
+  std::map<std::uint64_t, std::uint32_t> buffered_versions_;  // pending_since -> buffered pages with it
+  std::vector<std::uint64_t> trimmed_pending_;  // holds of buffered pages trimmed before the next flush
+  std::uint64_t ram_page_ops_ = 0;
   std::vector<std::uint32_t> gtd_;
   std::array<std::optional<BlockNumber>, kStreamCount> frontiers_;
   std::set<std::pair<std::uint32_t, std::uint64_t>> free_blocks_;  // (erase count, block): least worn first

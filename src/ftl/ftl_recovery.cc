@@ -112,16 +112,14 @@ Status FtlCore::adopt(Replayed r, const CheckpointState* base, std::uint64_t che
   checkpoint_pages_ = 0;
   step_done("rebuild block table");
 
-  // The whole replayed map serves as a `page` mapper until the checkpoint has written every
-  // changed translation page; GC may run meanwhile and sees a consistent mapping.
-  const format::MappingScheme configured = options_.mapping;
-  options_.mapping = format::MappingScheme::page;
-  Status installed = install_mapper(std::move(r.map), std::move(dirty));
-  options_.mapping = configured;
-  FLASHDIR_TRY(installed);
+  // The whole replayed map serves, without write buffer, until the checkpoint has written
+  // every changed translation page; GC may run meanwhile and sees a consistent mapping.
+  auto temporary = ram::make_recovery_ram(layout_, *this, stats_, std::move(r.map), std::move(dirty));
+  if (!temporary.is_ok()) return fail(temporary.status());
+  ram_ = std::move(temporary).value();
   FLASHDIR_TRY(write_checkpoint());
   step_done("write translation pages and checkpoint");
-  if (configured != format::MappingScheme::page) FLASHDIR_TRY(install_mapper({}, {}));
+  FLASHDIR_TRY(install_ram());
   return Status::ok();
 }
 

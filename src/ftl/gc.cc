@@ -18,15 +18,18 @@ constexpr int kReadAttempts = 3;
 }  // namespace
 
 Status FtlCore::collect(BlockNumber victim) {
+  const std::uint64_t started = clock_.now_ns();
   policy_->block_removed(victim);
   ++stats_.gc_runs;
-  const BlockKind kind = blocks_.info(victim).kind;
-  FLASHDIR_TRY(kind == BlockKind::translation ? collect_translation_block(victim) : collect_data_block(victim));
+  const bool translation = blocks_.info(victim).kind == BlockKind::translation;
+  FLASHDIR_TRY(translation ? collect_translation_block(victim) : collect_data_block(victim));
   if (blocks_.info(victim).valid_pages != 0) {
     return fail(Status::corruption(fmt::format("GC left {} valid pages in block {}",
                                                blocks_.info(victim).valid_pages, victim.value)));
   }
-  return erase_block(victim);
+  FLASHDIR_TRY(erase_block(victim));
+  ram_->note_gc(translation, clock_.now_ns() - started);  // APS's cost model measures GC online
+  return Status::ok();
 }
 
 Status FtlCore::collect_translation_block(BlockNumber victim) {
@@ -46,7 +49,7 @@ Status FtlCore::collect_translation_block(BlockNumber victim) {
     // Moving a translation page rewrites it with the current mapping (flash content plus dirty
     // cached entries), so its new sequence number never carries stale entries (doc/ftl.md).
     FLASHDIR_TRY(read(record->logical_number, entries));
-    mapper_->merge_dirty(record->logical_number, entries);
+    ram_->merge_dirty(record->logical_number, entries);
     FLASHDIR_TRY(write(record->logical_number, entries));
     ++stats_.gc_translation_copies;
   }
@@ -97,7 +100,7 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
   for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
     if (!blocks_.is_valid(g.page_at(victim, i))) continue;
     const std::uint64_t lbn = records[i].logical_number / g.pages_per_block;
-    if (mapper_->wants_block_mapping(lbn) && free_blocks() > kGcReserveBlocks + 1) FLASHDIR_TRY(consolidate(lbn));
+    if (ram_->wants_block_mapping(lbn) && free_blocks() > kGcReserveBlocks + 1) FLASHDIR_TRY(consolidate(lbn));
   }
 
   std::vector<PageToProgram> moves;
@@ -124,7 +127,7 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
     relocations.push_back({Lpn(moves[k].logical_number), static_cast<std::uint32_t>((*placed)[k].value)});
   }
   stats_.gc_data_copies += moves.size();
-  return mapper_->relocate(relocations);  // ensure_free_blocks() enforces the budget after the GC run
+  return ram_->relocate(relocations);  // the request that needed the space settles the RAM budget
 }
 
 Status FtlCore::consolidate(std::uint64_t lbn) {
@@ -136,14 +139,14 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
   std::vector<std::uint32_t> ppns(P);
   bool aligned = true;
   for (std::uint32_t i = 0; i < P; ++i) {
-    auto ppn = mapper_->lookup(Lpn(first + i), Access::internal);
+    auto ppn = ram_->lookup(Lpn(first + i), Access::internal);
     if (!ppn.is_ok()) return ppn.status();
     if (*ppn == kUnmappedPpn) return Status::ok();  // a block with holes cannot be block-mapped
     ppns[i] = *ppn;
     aligned = aligned && ppns[i] == ppns[0] + i && g.page_in_block(Ppn(ppns[0])) == 0;
   }
   if (aligned) {  // already laid out whole: converting costs nothing
-    mapper_->register_block_mapping(lbn, g.block_of(Ppn(ppns[0])));
+    ram_->register_block_mapping(lbn, g.block_of(Ppn(ppns[0])));
     ++stats_.conversions_to_block;
     return Status::ok();
   }
@@ -186,16 +189,16 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
     invalidate(Ppn(ppns[i]));
     relocations.push_back({Lpn(first + i), static_cast<std::uint32_t>((*placed)[i].value)});
   }
-  FLASHDIR_TRY(mapper_->relocate(relocations));
-  mapper_->register_block_mapping(lbn, block);
+  FLASHDIR_TRY(ram_->relocate(relocations));
+  ram_->register_block_mapping(lbn, block);
   ++stats_.conversions_to_block;
   stats_.consolidation_copies += P;
-  return in_gc_ ? Status::ok() : mapper_->enforce_budget();
+  return Status::ok();  // the calling request settles the RAM budget
 }
 
 Status FtlCore::persist_trims() {
   const std::vector<std::uint64_t> tpns(unpersisted_trim_tpns_.begin(), unpersisted_trim_tpns_.end());
-  for (std::uint64_t tpn : tpns) FLASHDIR_TRY(mapper_->write_back(tpn));
+  for (std::uint64_t tpn : tpns) FLASHDIR_TRY(ram_->write_back(tpn));
   unpersisted_trim_tpns_.clear();
   blocks_with_unpersisted_trims_.clear();
   return Status::ok();

@@ -40,6 +40,7 @@ class TranslationPages {
 enum class Access {
   read,      // a host read
   write,     // a host write or trim: CFTL drops the block mapping of the LPN's logical block
+  flush,     // a buffered host write reaching flash: a write, but it does not make RAM state recent
   internal,  // GC or consolidation looking a page up
 };
 
@@ -48,9 +49,26 @@ struct Relocation {
   std::uint32_t to;  // new PPN
 };
 
+// What an entry cache reports to an adaptive RAM policy (APS's ghost caches and cost model).
+class MappingObserver {
+ public:
+  virtual ~MappingObserver() = default;
+  virtual void looked_up(Lpn lpn, Access access, bool hit) = 0;
+  virtual void evicted(Lpn first, std::uint32_t length) = 0;
+  virtual void wrote_back(std::uint64_t entries) = 0;  // entries carried by one translation page write
+};
+
+// Counts a mapping-cache lookup in `stats`, by kind.
+void count_lookup(FtlStats& stats, Access access, bool hit);
+
 class Mapper {
  public:
   virtual ~Mapper() = default;
+
+  // The RAM this mapping may use (a RAM policy moving its split changes it); enforce_budget()
+  // then evicts down to it. The `page` scheme's whole map is free (the ideal) and ignores it.
+  virtual void set_capacity_bytes(std::uint64_t bytes) { (void)bytes; }
+  virtual void set_observer(MappingObserver* observer) { (void)observer; }
 
   // The PPN of `lpn` (kUnmappedPpn if none); may read a translation page.
   virtual Result<std::uint32_t> lookup(Lpn lpn, Access access) = 0;
@@ -90,8 +108,10 @@ Result<std::unique_ptr<Mapper>> make_page_mapper(const FtlLayout& layout, Transl
                                                  std::vector<std::uint64_t> dirty_tpns);
 Result<std::unique_ptr<Mapper>> load_page_mapper(const FtlLayout& layout, TranslationPages& pages,
                                                  FtlStats& stats);
-// The `dftl` and `cftl` schemes, starting with empty caches.
+// The `dftl` and `cftl` schemes, starting with empty caches of `capacity_bytes`, of which the
+// CBMT (cftl) keeps `cbmt_bytes`.
 std::unique_ptr<Mapper> make_entry_mapper(format::MappingScheme scheme, const FtlLayout& layout,
-                                          const FtlOptions& options, TranslationPages& pages, FtlStats& stats);
+                                          const FtlOptions& options, TranslationPages& pages, FtlStats& stats,
+                                          std::uint64_t capacity_bytes, std::uint64_t cbmt_bytes);
 
 }  // namespace flashdir::ftl

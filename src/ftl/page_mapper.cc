@@ -17,9 +17,8 @@ class PageMapper final : public Mapper {
     dirty_[tpn] = true;
   }
 
-  Result<std::uint32_t> lookup(Lpn lpn, Access) override {
-    ++stats_.mapping_lookups;
-    ++stats_.mapping_hits;
+  Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
+    count_lookup(stats_, access, true);
     return map_[lpn.value];
   }
   void set(Lpn lpn, std::uint32_t ppn) override {
@@ -63,6 +62,18 @@ class PageMapper final : public Mapper {
 };
 
 }  // namespace
+
+void count_lookup(FtlStats& stats, Access access, bool hit) {
+  ++stats.mapping_lookups;
+  stats.mapping_hits += hit ? 1 : 0;
+  if (access == Access::read) {
+    ++stats.mapping_read_lookups;
+    stats.mapping_read_hits += hit ? 1 : 0;
+  } else if (access == Access::write || access == Access::flush) {
+    ++stats.mapping_write_lookups;
+    stats.mapping_write_hits += hit ? 1 : 0;
+  }
+}
 
 Result<std::unique_ptr<Mapper>> make_page_mapper(const FtlLayout& layout, TranslationPages& pages, FtlStats& stats,
                                                  std::vector<std::uint32_t> map, std::vector<std::uint64_t> dirty_tpns) {

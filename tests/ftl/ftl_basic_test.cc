@@ -21,10 +21,11 @@ std::uint64_t read_version(Ftl& ftl, const Geometry& g, std::uint64_t lpn) {
 
 TEST_CASE("an FTL reads back what was written", "[ftl]") {
   const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
-  INFO("scheme " << format::mapping_scheme_name(scheme));
+  const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
+  INFO("scheme " << format::mapping_scheme_name(scheme) << ", RAM " << format::ram_policy_name(ram));
   const Geometry g = small_ftl_geometry();
   TestChip chip(Backend::memory, g);
-  auto ftl = Ftl::format(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy));
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy, ram));
   REQUIRE(ftl.is_ok());
   CHECK((*ftl)->logical_pages() > 700);
 
@@ -36,6 +37,8 @@ TEST_CASE("an FTL reads back what was written", "[ftl]") {
     auto v2 = (*ftl)->write(Lpn(13), 2, run_data(g, 13, 2, 2));
     REQUIRE(v2.is_ok());
     CHECK(*v2 > *v1);
+    CHECK((*ftl)->durable_seq() <= *v2);  // buffered writes are not durable yet
+    REQUIRE_OK((*ftl)->flush());
     CHECK((*ftl)->durable_seq() == *v2);
     std::vector<std::uint8_t> buffer(8 * g.page_size_bytes);
     REQUIRE((*ftl)->read(Lpn(10), 8, buffer).is_ok());
@@ -64,10 +67,10 @@ TEST_CASE("an FTL reads back what was written", "[ftl]") {
       for (std::uint64_t lpn = 0; lpn < 300; lpn += 7) REQUIRE((*ftl)->write(Lpn(lpn), 3, run_data(g, lpn, 3, round)).is_ok());
     }
     REQUIRE((*ftl)->trim(Lpn(21), 1).is_ok());
-    const auto before = (*ftl)->durable_seq();
     REQUIRE((*ftl)->close().is_ok());
+    const auto before = (*ftl)->durable_seq();
     ftl = Status::io_error("dropped");
-    auto reopened = Ftl::open(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy));
+    auto reopened = Ftl::open(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy, ram));
     REQUIRE(reopened.is_ok());
     CHECK((*reopened)->recovery().clean);
     CHECK((*reopened)->durable_seq() == before);

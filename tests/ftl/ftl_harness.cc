@@ -37,11 +37,13 @@ std::uint64_t version_of(std::uint64_t lpn, ConstByteSpan page) {
   return std::equal(expected.begin(), expected.end(), page.begin()) ? version : UINT64_MAX;
 }
 
-FtlOptions small_cache_options(format::MappingScheme mapping, format::GcPolicy gc) {
+FtlOptions small_cache_options(format::MappingScheme mapping, format::GcPolicy gc, format::RamPolicy ram) {
   FtlOptions options;
   options.mapping = mapping;
   options.gc = gc;
-  options.mapping_cache_bytes = 480;  // a few dozen entries: constant eviction
+  options.ram.policy = ram;
+  options.ram.budget_bytes = 2048;
+  options.ram.aps_interval_requests = 50;  // repartition often in short tests
   options.checkpoint_interval_pages = 200;
   return options;
 }

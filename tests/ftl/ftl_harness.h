@@ -21,7 +21,11 @@ std::vector<std::uint8_t> run_data(const Geometry& g, std::uint64_t first, std::
 // The version a page holds, recognised from its bytes; 0 for all zeros; UINT64_MAX if neither.
 std::uint64_t version_of(std::uint64_t lpn, ConstByteSpan page);
 
-FtlOptions small_cache_options(format::MappingScheme mapping, format::GcPolicy gc);
+// Options with a device RAM so small that it evicts all the time (four 512-byte pages).
+FtlOptions small_cache_options(format::MappingScheme mapping, format::GcPolicy gc,
+                               format::RamPolicy ram = format::RamPolicy::tree);
+inline constexpr format::RamPolicy kRamPolicies[] = {format::RamPolicy::tree, format::RamPolicy::aps,
+                                                     format::RamPolicy::static_split};
 
 }  // namespace flashdir::testing
 

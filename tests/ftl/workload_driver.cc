@@ -1,6 +1,7 @@
 #include "workload_driver.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <numeric>
 
@@ -49,19 +50,16 @@ std::uint64_t LpnPicker::next(std::uint32_t run_length) {
 }
 
 void Oracle::wrote(std::uint64_t first, std::uint32_t count, std::uint64_t version) {
-  for (std::uint64_t l = first; l < first + count; ++l) lpns_[l] = LpnOracle{version, false, false, std::nullopt};
+  for (std::uint64_t l = first; l < first + count; ++l) lpns_[l].events.push_back({false, version, false});
 }
 
 void Oracle::trimmed(std::uint64_t first, std::uint32_t count) {
-  for (std::uint64_t l = first; l < first + count; ++l) {
-    lpns_[l].trimmed = true;
-    lpns_[l].trim_durable = false;
-  }
+  for (std::uint64_t l = first; l < first + count; ++l) lpns_[l].events.push_back({true, 0, false});
 }
 
 void Oracle::flushed() {
   for (auto& o : lpns_) {
-    if (o.trimmed) o.trim_durable = true;
+    for (auto& e : o.events) e.durable = true;
   }
 }
 
@@ -70,34 +68,46 @@ void Oracle::in_flight_write(std::uint64_t first, std::uint32_t count, std::uint
 }
 
 void Oracle::in_flight_trim(std::uint64_t first, std::uint32_t count) {
-  for (std::uint64_t l = first; l < first + count; ++l) {
-    if (!lpns_[l].trimmed) {
-      lpns_[l].trimmed = true;
-      lpns_[l].trim_durable = false;
+  for (std::uint64_t l = first; l < first + count; ++l) lpns_[l].trim_in_flight = true;
+}
+
+bool Oracle::allows(std::uint64_t lpn, std::uint64_t version_read, std::uint64_t durable) const {
+  const LpnState& o = lpns_[lpn];
+  if (o.in_flight && version_read == *o.in_flight) return true;
+  if (o.trim_in_flight && version_read == 0) return true;
+  // The floor is the newest durable event; anything acknowledged after it may also show.
+  std::uint64_t floor = o.settled;
+  std::vector<std::uint64_t> maybe;
+  for (const Event& e : o.events) {
+    const bool is_durable = e.trim ? e.durable : e.version <= durable;
+    const std::uint64_t value = e.trim ? 0 : e.version;
+    if (is_durable) {
+      floor = value;
+      maybe.clear();
+    } else {
+      maybe.push_back(value);
     }
   }
+  return version_read == floor || std::find(maybe.begin(), maybe.end(), version_read) != maybe.end();
 }
 
-bool Oracle::allows(std::uint64_t lpn, std::uint64_t version_read) const {
-  const LpnOracle& o = lpns_[lpn];
-  if (o.in_flight && version_read == *o.in_flight) return true;
-  if (!o.trimmed) return version_read == o.version;
-  if (o.trim_durable) return version_read == 0;
-  return version_read == 0 || version_read == o.version;
-}
-
-void Oracle::settle(std::uint64_t lpn, std::uint64_t version_read) {
-  LpnOracle& o = lpns_[lpn];
-  if (version_read == 0 && o.trimmed) {
-    o = LpnOracle{o.version, true, true, std::nullopt};  // the trim survived; it is durable now
-  } else {
-    o = LpnOracle{version_read, false, false, std::nullopt};
+std::string Oracle::describe(std::uint64_t lpn) const {
+  const LpnState& o = lpns_[lpn];
+  std::string text = "settled " + std::to_string(o.settled);
+  for (const Event& e : o.events) {
+    text += e.trim ? (e.durable ? "; trim (durable)" : "; trim") : "; write " + std::to_string(e.version);
   }
+  if (o.in_flight) text += "; in flight " + std::to_string(*o.in_flight);
+  if (o.trim_in_flight) text += "; trim in flight";
+  return text;
 }
+
+void Oracle::settle(std::uint64_t lpn, std::uint64_t version_read) { lpns_[lpn] = LpnState{version_read, {}, std::nullopt, false}; }
 
 std::uint64_t Oracle::expected(std::uint64_t lpn) const {
-  const LpnOracle& o = lpns_[lpn];
-  return o.trimmed ? 0 : o.version;
+  const LpnState& o = lpns_[lpn];
+  if (o.events.empty()) return o.settled;
+  return o.events.back().trim ? 0 : o.events.back().version;
 }
 
 }  // namespace flashdir::testing

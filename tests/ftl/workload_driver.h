@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string>
 #include <vector>
 
 #include "flashdir/ftl/ftl.h"
@@ -30,31 +31,42 @@ class LpnPicker {
   std::uint64_t cursor_ = 0;
 };
 
-// What an LPN may read back as after a power cut, per the FTL's contract.
-struct LpnOracle {
-  std::uint64_t version = 0;        // last acknowledged write (0: never written)
-  bool trimmed = false;             // trimmed since that write
-  bool trim_durable = false;        // ... and a flush completed since the trim
-  std::optional<std::uint64_t> in_flight;  // a write of this version was under way at the cut
-};
-
+// What each LPN may read back as, per the FTL's contract: after a power cut, the newest write
+// at or below the durable watermark at the cut (or a trim made durable by a flush), or any
+// write or trim acknowledged after it, or the request in flight. Versions are read back from
+// page contents (ftl_harness.h: version_of; 0 = unmapped).
 class Oracle {
  public:
   explicit Oracle(std::uint64_t logical_pages) : lpns_(logical_pages) {}
   void wrote(std::uint64_t first, std::uint32_t count, std::uint64_t version);
   void trimmed(std::uint64_t first, std::uint32_t count);
+  // A flush completed: every earlier trim is durable (writes are, by the watermark).
   void flushed();
   void in_flight_write(std::uint64_t first, std::uint32_t count, std::uint64_t version);
   void in_flight_trim(std::uint64_t first, std::uint32_t count);
-  // After a successful reopen: the state is whatever was read back (caller passes it).
+  // Whether `version_read` is allowed after a power cut when the durable watermark was `durable`.
+  bool allows(std::uint64_t lpn, std::uint64_t version_read, std::uint64_t durable) const;
+  // After a successful reopen: what was read back is the state from now on.
   void settle(std::uint64_t lpn, std::uint64_t version_read);
-  bool allows(std::uint64_t lpn, std::uint64_t version_read) const;
   // Without power cuts: the one value each LPN must read as.
   std::uint64_t expected(std::uint64_t lpn) const;
   std::uint64_t size() const { return lpns_.size(); }
+  // "settled 12; write 30, trim (durable), write 41; in flight 45": for failure messages.
+  std::string describe(std::uint64_t lpn) const;
 
  private:
-  std::vector<LpnOracle> lpns_;
+  struct Event {
+    bool trim = false;
+    std::uint64_t version = 0;  // of a write
+    bool durable = false;       // of a trim: a flush completed after it
+  };
+  struct LpnState {
+    std::uint64_t settled = 0;  // the value at the last settle
+    std::vector<Event> events;  // since then, oldest first
+    std::optional<std::uint64_t> in_flight;
+    bool trim_in_flight = false;
+  };
+  std::vector<LpnState> lpns_;
 };
 
 }  // namespace flashdir::testing

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "flashdir/format.h"
 #include "flashdir/status.h"
@@ -24,6 +26,28 @@ struct CftlOptions {
   bool background_consolidation = true;
 };
 
+// The device RAM: one budget shared by the mapping cache and a data write buffer
+// (doc/ram.md). The policy decides the split:
+//   tree    TreeFTL (papers/treeftl.txt): translation pages and the data pages they map, cached
+//           together and evicted by LRU caching group; the split follows the workload by itself
+//   aps     APS (papers/aps-adaptive-partitioning.txt): an entry cache and an LRU buffer whose
+//           sizes move every interval by a cost-benefit comparison of two ghost caches
+//   static  a fixed share for mapping (`static_mapping_percent`), the rest for data (JTL-like)
+struct RamOptions {
+  format::RamPolicy policy = format::RamPolicy::tree;
+  std::uint64_t budget_bytes = 64 << 10;
+  std::uint8_t static_mapping_percent = 50;     // static: share of the budget for mapping
+  std::uint64_t aps_interval_requests = 1000;   // aps: requests between repartitions
+  std::uint64_t aps_tune_unit_bytes = 0;        // aps: bytes moved per unit of benefit ratio; 0: one mapping entry
+  std::uint32_t ram_page_op_ns = 2000;          // time of one page moved into or out of RAM (the papers' 2 us)
+
+  Status validate() const;
+};
+
+// "tree", "aps", "static:P" (P a percentage for mapping, e.g. static:50).
+Status parse_ram_policy(std::string_view text, RamOptions& options);
+std::string ram_policy_label(const RamOptions& options);
+
 struct FtlOptions {
   format::MappingScheme mapping = format::MappingScheme::cftl;
   format::GcPolicy gc = format::GcPolicy::dual_greedy;
@@ -33,6 +57,7 @@ struct FtlOptions {
   // RAM for cached mapping entries (CMT / CPMT + CBMT); the `page` scheme keeps the whole map
   // and ignores it.
   std::uint64_t mapping_cache_bytes = 64 << 10;
+  RamOptions ram;
   // Pages programmed since the last checkpoint before flush() writes a new one; 0 means
   // automatic (1/32 of the chip, at least one block).
   std::uint64_t checkpoint_interval_pages = 0;

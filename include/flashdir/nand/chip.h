@@ -35,6 +35,8 @@ class NandChip {
   // without data reads back as zeros (pages programmed with data keep it).
   virtual bool stores_data() const = 0;
   virtual std::string_view backend_name() const = 0;
+  // The datasheet timing the chip charges its clock with.
+  virtual LatencyProfile latency() const = 0;
 
   // Reads `count` consecutive pages starting at `first`; the run may cross blocks.
   // `data` is count*page_size bytes, or empty to read only the OOB areas; `oob` is

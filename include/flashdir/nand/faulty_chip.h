@@ -57,6 +57,7 @@ class FaultyChip final : public NandChip {
   const Geometry& geometry() const override { return inner_.geometry(); }
   bool stores_data() const override { return inner_.stores_data(); }
   std::string_view backend_name() const override { return inner_.backend_name(); }
+  LatencyProfile latency() const override { return inner_.latency(); }
 
   Status read(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) override;
   Status program(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override;

@@ -28,7 +28,7 @@ class SimulatedChip final : public NandChip {
   std::uint32_t next_page(BlockNumber block) const override;
   std::uint32_t erase_count(BlockNumber block) const override;
   const ChipCounters& counters() const override { return counters_; }
-  const LatencyProfile& latency() const { return latency_; }
+  LatencyProfile latency() const override { return latency_; }
 
  private:
   void account(std::uint64_t operations, std::uint32_t latency_us);

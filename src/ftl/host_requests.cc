@@ -1,0 +1,268 @@
+// Host requests: reads, writes and trims through the device RAM, flush, and the bookkeeping
+// that keeps the RAM budget and the durable watermark.
+#include <algorithm>
+#include <cassert>
+#include <fmt/format.h>
+
+#include "cache/entry_cache.h"
+#include "flashdir/format.h"
+#include "ftl_core.h"
+
+namespace flashdir::ftl {
+namespace {
+
+constexpr int kReadAttempts = 3;  // a page failing verification is read again (bit flips)
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Programming host pages
+
+Status FtlCore::program_host_pages(std::span<const HostPage> pages) {
+  if (pages.empty()) return Status::ok();
+  const Geometry& g = layout_.geometry;
+  // Room for the pages whichever host frontier they go to.
+  FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::hot, pages.size()) + blocks_needed(Stream::cold, pages.size())));
+  std::vector<std::uint32_t> old(pages.size());
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    auto ppn = ram_->lookup(pages[i].lpn, Access::flush);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    old[i] = *ppn;
+  }
+  std::vector<PageToProgram> programs(pages.size());
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    bool hot = pages[i].hint == WriteHint::hot;
+    if (pages[i].hint == WriteHint::none && old[i] != kUnmappedPpn) {
+      hot = policy_->is_hot_write(g.block_of(Ppn(old[i])), host_time_ + i);
+    }
+    programs[i].kind = format::PageKind::data;
+    programs[i].logical_number = pages[i].lpn.value;
+    programs[i].version = pages[i].version;
+    programs[i].stream = hot ? Stream::hot : Stream::cold;
+    programs[i].data = pages[i].data;
+    stats_.hot_write_pages += hot ? 1 : 0;
+  }
+  auto placed = program(programs);
+  if (!placed.is_ok()) return fail(placed.status());
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    if (old[i] != kUnmappedPpn) invalidate(Ppn(old[i]));
+    ram_->set(pages[i].lpn, static_cast<std::uint32_t>((*placed)[i].value));
+    ++host_time_;
+  }
+  return Status::ok();
+}
+
+Status FtlCore::program_buffered(std::vector<ram::BufferedPage> pages) {
+  std::vector<HostPage> host(pages.size());
+  for (std::size_t i = 0; i < pages.size(); ++i) host[i] = {pages[i].lpn, pages[i].version, pages[i].data, pages[i].hint};
+  FLASHDIR_TRY(program_host_pages(host));
+  ram_page_ops_ += pages.size();  // out of RAM
+  for (const auto& page : pages) release(page.pending_since);
+  return Status::ok();
+}
+
+Status FtlCore::settle() {
+  for (;;) {
+    auto victims = ram_->evict();
+    if (!victims.is_ok()) return fail(victims.status());
+    if (victims->empty()) return Status::ok();
+    FLASHDIR_TRY(program_buffered(std::move(victims).value()));
+  }
+}
+
+std::uint64_t FtlCore::watermark() const {
+  return buffered_versions_.empty() ? write_sequence_ : buffered_versions_.begin()->first - 1;
+}
+
+void FtlCore::release(std::uint64_t version) {
+  auto it = buffered_versions_.find(version);
+  assert(it != buffered_versions_.end());
+  if (--it->second == 0) buffered_versions_.erase(it);
+}
+
+void FtlCore::finish_request(std::uint64_t started_ns) {
+  ram_->end_request();
+  const ram::RamUsage usage = ram_->usage();
+  assert((usage.budget_bytes == 0 || usage.total() <= usage.budget_bytes) && "RAM over budget between requests");
+  stats_.ram_peak_mapping_bytes = std::max(stats_.ram_peak_mapping_bytes, usage.mapping_bytes);
+  stats_.ram_peak_buffer_bytes = std::max(stats_.ram_peak_buffer_bytes, usage.buffer_bytes);
+  if (usage.budget_bytes > 0) {
+    stats_.ram_mapping_share_sum += static_cast<double>(usage.mapping_bytes) / static_cast<double>(usage.budget_bytes);
+  }
+  // RAM time: every page moved into or out of the device RAM (papers/treeftl.txt IV-A).
+  const std::uint64_t ram_ns = ram_page_ops_ * options_.ram.ram_page_op_ns;
+  stats_.ram_page_ops += ram_page_ops_;
+  stats_.ram_ns += ram_ns;
+  ram_page_ops_ = 0;
+  clock_.advance_ns(ram_ns);
+  durable_sequence_ = watermark();
+  stats_.service_ns += clock_.now_ns() - started_ns;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("read", first, count));
+  const Geometry& g = layout_.geometry;
+  const std::size_t page_bytes = g.page_size_bytes;
+  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
+    return Status::invalid_argument(fmt::format("read of {} pages needs a buffer of {} bytes, got {}", count,
+                                                count * page_bytes, data.size()));
+  }
+  const std::uint64_t started = clock_.now_ns();
+  ram_->note_access(first, count, Access::read);
+  // Buffered pages are the newest: RAM first, flash for the rest.
+  std::vector<std::uint32_t> ppns(count, kUnmappedPpn);
+  std::vector<bool> buffered(count, false);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (const ram::BufferedPage* page = ram_->find(first + i)) {
+      buffered[i] = true;
+      ++ram_page_ops_;
+      if (!data.empty()) {
+        const ByteSpan out = data.subspan(i * page_bytes, page_bytes);
+        if (page->data.empty()) std::fill(out.begin(), out.end(), 0);
+        else std::copy(page->data.begin(), page->data.end(), out.begin());
+      }
+      continue;
+    }
+    auto ppn = ram_->lookup(first + i, Access::read);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    ppns[i] = *ppn;
+  }
+  std::vector<std::uint8_t> oob(std::size_t{count} * g.oob_size_bytes);
+  for (std::uint32_t i = 0; i < count;) {
+    if (buffered[i]) {
+      ++i;
+      continue;
+    }
+    if (ppns[i] == kUnmappedPpn) {
+      if (!data.empty()) std::fill_n(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
+      ++i;
+      continue;
+    }
+    // One chip read per run of physically consecutive pages.
+    std::uint32_t n = 1;
+    while (i + n < count && !buffered[i + n] && ppns[i + n] == ppns[i] + n) ++n;
+    for (int attempt = 1;; ++attempt) {
+      const ByteSpan run_data = data.empty() ? data : data.subspan(i * page_bytes, n * page_bytes);
+      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
+      if (Status s = chip_.read(Ppn(ppns[i]), n, run_data, run_oob); !s.is_ok()) return fail(s);
+      std::string problem;
+      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
+        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
+        if (!record.is_ok()) {
+          problem = record.status().message();
+        } else if (record->kind != format::PageKind::data || record->logical_number != first.value + k) {
+          problem = fmt::format("the page holds {} {}", format::page_kind_name(record->kind), record->logical_number);
+        } else if (chip_.stores_data() && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
+          problem = "data does not match its hash";
+        }
+        if (!problem.empty()) problem = fmt::format("LPN {} at page {}: {}", first.value + k, ppns[k], problem);
+      }
+      if (problem.empty()) break;
+      if (attempt == kReadAttempts) return Status::corruption(problem);
+    }
+    i += n;
+  }
+  ++stats_.read_requests;
+  stats_.read_pages += count;
+
+  // CFTL converts read-hot, write-cold logical blocks in the background, at most one per
+  // pages_per_block host requests so the work stays a small fraction of the load.
+  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.background_consolidation &&
+      ++requests_since_consolidation_ >= g.pages_per_block && free_blocks() > kGcReserveBlocks + 2) {
+    if (auto lbn = ram_->consolidation_candidate()) {
+      requests_since_consolidation_ = 0;
+      FLASHDIR_TRY(consolidate(*lbn));
+    }
+  }
+  FLASHDIR_TRY(settle());
+  finish_request(started);
+  return Status::ok();
+}
+
+Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("write", first, count));
+  const std::size_t page_bytes = layout_.geometry.page_size_bytes;
+  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
+    return Status::invalid_argument(fmt::format("write of {} pages needs {} bytes of data, got {}", count,
+                                                count * page_bytes, data.size()));
+  }
+  const std::uint64_t started = clock_.now_ns();
+  ram_->note_access(first, count, Access::write);
+  const std::uint64_t version = ++write_sequence_;
+  const bool keep_data = chip_.stores_data();
+  if (ram_->buffers_write(count)) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      ram::BufferedPage page;
+      page.lpn = first + i;
+      page.version = page.pending_since = version;
+      page.hint = hint;
+      if (keep_data) page.data.assign(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes),
+                                      data.begin() + static_cast<std::ptrdiff_t>((i + 1) * page_bytes));
+      auto replaced = ram_->put(std::move(page));
+      if (!replaced.is_ok()) return fail(replaced.status());
+      // A replaced page's writes stay pending with this one: the hold it had carries over.
+      if (!*replaced) hold(version);
+      ++ram_page_ops_;  // into RAM
+    }
+  } else {
+    std::vector<HostPage> pages(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      // A buffered copy is older: it must never reach flash after this write.
+      if (auto dropped = ram_->drop(first + i)) release(*dropped);
+      pages[i] = {first + i, version, keep_data ? data.subspan(i * page_bytes, page_bytes) : ConstByteSpan(), hint};
+    }
+    stats_.bypass_write_pages += count;
+    FLASHDIR_TRY(program_host_pages(pages));
+  }
+  FLASHDIR_TRY(settle());
+  ++stats_.write_requests;
+  stats_.write_pages += count;
+  finish_request(started);
+  return version;
+}
+
+Status FtlCore::trim(Lpn first, std::uint32_t count) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("trim", first, count));
+  const std::uint64_t started = clock_.now_ns();
+  ram_->note_access(first, count, Access::write);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    // The buffered writes never reached flash; until the trim does, flash shows what preceded
+    // them, so they stay pending (not durable) until the next flush.
+    if (auto dropped = ram_->drop(first + i)) trimmed_pending_.push_back(*dropped);
+    auto ppn = ram_->lookup(first + i, Access::write);
+    if (!ppn.is_ok()) return fail(ppn.status());
+    if (*ppn == kUnmappedPpn) continue;
+    invalidate(Ppn(*ppn));
+    ram_->set(first + i, kUnmappedPpn);
+    unpersisted_trim_tpns_.insert(layout_.tpn_of(first + i));
+    blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
+  }
+  FLASHDIR_TRY(settle());
+  ++stats_.trim_requests;
+  stats_.trim_pages += count;
+  finish_request(started);
+  return Status::ok();
+}
+
+Status FtlCore::flush() {
+  FLASHDIR_TRY(check_alive());
+  // The write buffer and the dirty translation pages go to flash (trims with them).
+  FLASHDIR_TRY(program_buffered(ram_->drain()));
+  if (Status s = ram_->write_back_all(); !s.is_ok()) return fail(s);
+  unpersisted_trim_tpns_.clear();
+  blocks_with_unpersisted_trims_.clear();
+  for (std::uint64_t pending : trimmed_pending_) release(pending);
+  trimmed_pending_.clear();
+  durable_sequence_ = watermark();
+  if (Status s = chip_.sync(); !s.is_ok()) return fail(s);
+  if (programs_since_checkpoint_ >= checkpoint_interval_pages_) FLASHDIR_TRY(write_checkpoint());
+  return Status::ok();
+}
+
+}  // namespace flashdir::ftl

@@ -1,0 +1,219 @@
+// The partitioned policies: a mapping cache and an LRU write buffer with a fixed (static:P,
+// the JTL-like baseline) or adaptive (APS) split of the budget. APS keeps two ghost caches
+// and, every interval, moves RAM towards the partition whose ghost earned more per byte
+// (aps_model.h); both start at half the budget.
+#include <algorithm>
+#include <cassert>
+#include <memory>
+#include <optional>
+
+#include "aps_model.h"
+#include "ghost_bitmap.h"
+#include "ghost_buffer.h"
+#include "lru_buffer.h"
+#include "ram_manager.h"
+#include "ram_policies.h"
+
+namespace flashdir::ram {
+namespace {
+
+constexpr double kMaxBenefitRatio = 1024;  // a partition with no ghost benefit caps the move
+constexpr std::uint64_t kGhostIdBytes = 8;  // an LPN in the ghost buffer
+
+// What APS measures between repartitions.
+struct ApsInterval {
+  ApsGhostHits ghost_hits;
+  std::uint64_t mapping_reads = 0, mapping_read_misses = 0;
+  std::uint64_t mapping_writes = 0, mapping_write_misses = 0;
+};
+
+class PartitionedRam final : public RamManager, private ftl::MappingObserver {
+ public:
+  PartitionedRam(const ftl::FtlLayout& layout, const FtlOptions& options, const LatencyProfile& latency,
+                 FtlStats& stats, std::unique_ptr<ftl::Mapper> mapping, bool mapping_is_free)
+      : layout_(layout),
+        options_(options.ram),
+        stats_(stats),
+        latency_(latency),
+        page_bytes_(layout.geometry.page_size_bytes),
+        mapping_(std::move(mapping)),
+        mapping_is_free_(mapping_is_free),
+        adaptive_(options.ram.policy == format::RamPolicy::aps && !mapping_is_free),
+        entry_bytes_(options.mapping == format::MappingScheme::cftl ? 12 : 8),
+        ghost_mapping_(adaptive_ ? options.ram.budget_bytes / entry_bytes_ : 64, 0x9E3779B9) {
+    const std::uint64_t budget = options.ram.budget_bytes;
+    ghost_reserve_ = adaptive_ ? ghost_mapping_.bytes() + budget / page_bytes_ * kGhostIdBytes : 0;
+    const std::uint64_t usable = budget > ghost_reserve_ ? budget - ghost_reserve_ : 0;
+    const std::uint64_t mapping_share = mapping_is_free_ ? 0
+                                        : adaptive_       ? 50
+                                                          : options.ram.static_mapping_percent;
+    set_split(usable * mapping_share / 100, usable);
+    if (adaptive_) mapping_->set_observer(this);
+  }
+
+  // ---- Translation: the mapping scheme's.
+  Result<std::uint32_t> lookup(Lpn lpn, Access access) override { return mapping_->lookup(lpn, access); }
+  void set(Lpn lpn, std::uint32_t ppn) override { mapping_->set(lpn, ppn); }
+  Status relocate(std::span<const Relocation> moves) override { return mapping_->relocate(moves); }
+  Status write_back(std::uint64_t tpn) override { return mapping_->write_back(tpn); }
+  Status write_back_all() override { return mapping_->write_back_all(); }
+  std::uint64_t dirty_translation_pages() const override { return mapping_->dirty_translation_pages(); }
+  void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override { mapping_->merge_dirty(tpn, entries); }
+  void note_access(Lpn first, std::uint32_t count, Access access) override { mapping_->note_access(first, count, access); }
+  bool wants_block_mapping(std::uint64_t lbn) const override { return mapping_->wants_block_mapping(lbn); }
+  std::optional<std::uint64_t> consolidation_candidate() override { return mapping_->consolidation_candidate(); }
+  void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { mapping_->register_block_mapping(lbn, block); }
+
+  // ---- The write buffer.
+  bool buffers_write(std::uint32_t count) const override {
+    return count <= layout_.geometry.pages_per_block / 2 && buffer_limit_ >= page_bytes_;
+  }
+
+  const BufferedPage* find(Lpn lpn) override {
+    ++stats_.buffer_read_lookups;
+    if (BufferedPage* page = buffer_.find(lpn)) {
+      ++stats_.buffer_read_hits;
+      return page;
+    }
+    if (adaptive_ && ghost_buffer_.contains(lpn)) ++interval_.ghost_hits.buffer_reads;
+    return nullptr;
+  }
+
+  Result<std::optional<std::uint64_t>> put(BufferedPage page) override {
+    ++stats_.buffer_write_lookups;
+    const Lpn lpn = page.lpn;
+    auto replaced = buffer_.put(std::move(page));
+    if (replaced) {
+      ++stats_.buffer_write_hits;
+    } else if (adaptive_ && ghost_buffer_.contains(lpn)) {
+      ++interval_.ghost_hits.buffer_writes;
+      ghost_buffer_.erase(lpn);  // it is in the real buffer again
+    }
+    return replaced;
+  }
+
+  std::optional<std::uint64_t> drop(Lpn lpn) override { return buffer_.drop(lpn); }
+
+  // ---- The budget.
+  Result<std::vector<BufferedPage>> evict() override {
+    FLASHDIR_TRY(mapping_->enforce_budget());
+    std::vector<BufferedPage> victims;
+    while (buffer_.pages() * page_bytes_ > buffer_limit_) {
+      auto page = buffer_.pop_lru();
+      if (adaptive_) ghost_buffer_.insert(page->lpn);
+      ++stats_.evicted_data_pages;
+      victims.push_back(std::move(*page));
+    }
+    return victims;
+  }
+
+  std::vector<BufferedPage> drain() override { return buffer_.drain(); }
+
+  RamUsage usage() const override {
+    RamUsage u;
+    u.budget_bytes = options_.budget_bytes;
+    u.mapping_bytes = mapping_is_free_ ? 0 : mapping_->cache_bytes_used();
+    u.buffer_bytes = buffer_.pages() * page_bytes_;
+    u.ghost_bytes = ghost_reserve_;
+    return u;
+  }
+
+  void end_request() override {
+    if (!adaptive_ || ++requests_ % std::max<std::uint64_t>(options_.aps_interval_requests, 1) != 0) return;
+    repartition();
+  }
+
+  void note_gc(bool translation_block, std::uint64_t chip_ns) override {
+    (translation_block ? translation_gc_ : data_gc_).add(static_cast<double>(chip_ns));
+  }
+
+ private:
+  struct Average {
+    double sum = 0;
+    std::uint64_t count = 0;
+    void add(double x) {
+      sum += x;
+      ++count;
+    }
+    double value(double otherwise = 0) const { return count == 0 ? otherwise : sum / static_cast<double>(count); }
+  };
+
+  // MappingObserver: the entry cache's misses, evictions and write-backs.
+  void looked_up(Lpn lpn, Access access, bool hit) override {
+    if (access == Access::internal) return;
+    const bool read = access == Access::read;  // writes and flushes alike
+    ++(read ? interval_.mapping_reads : interval_.mapping_writes);
+    if (hit) return;
+    ++(read ? interval_.mapping_read_misses : interval_.mapping_write_misses);
+    if (ghost_mapping_.contains(lpn)) ++(read ? interval_.ghost_hits.mapping_reads : interval_.ghost_hits.mapping_writes);
+  }
+  void evicted(Lpn first, std::uint32_t length) override {
+    for (std::uint32_t i = 0; i < length; ++i) ghost_mapping_.insert(first + i);
+  }
+  void wrote_back(std::uint64_t entries) override { batch_.add(static_cast<double>(entries)); }
+
+  // Mapping gets `mapping_bytes` of `usable`; the ghosts represent what each partition lacks.
+  void set_split(std::uint64_t mapping_bytes, std::uint64_t usable) {
+    usable_ = usable;
+    mapping_limit_ = std::min(mapping_bytes, usable);
+    buffer_limit_ = usable - mapping_limit_;
+    mapping_->set_capacity_bytes(mapping_limit_);
+    if (adaptive_) {
+      ghost_mapping_.set_capacity((options_.budget_bytes - std::min(options_.budget_bytes, mapping_limit_)) / entry_bytes_);
+      ghost_buffer_.set_capacity((options_.budget_bytes - std::min(options_.budget_bytes, buffer_limit_)) / page_bytes_);
+    }
+  }
+
+  void repartition() {
+    ApsCosts costs;
+    costs.read_ns = latency_.read_us * 1000.0;
+    costs.program_ns = latency_.program_us * 1000.0;
+    const double P = layout_.geometry.pages_per_block;
+    costs.translation_gc_ns_per_page = translation_gc_.value() / P;
+    costs.data_gc_ns_per_page = data_gc_.value() / P;
+    costs.batch_factor = batch_.value(1);
+    costs.read_miss_ratio = FtlStats::ratio(interval_.mapping_read_misses, interval_.mapping_reads);
+    costs.write_miss_ratio = FtlStats::ratio(interval_.mapping_write_misses, interval_.mapping_writes);
+    const std::uint64_t tune = options_.aps_tune_unit_bytes != 0 ? options_.aps_tune_unit_bytes : entry_bytes_;
+    const ApsDecision d = aps_decide(interval_.ghost_hits, costs, ghost_buffer_.size() * page_bytes_,
+                                     ghost_mapping_.size() * entry_bytes_, tune, kMaxBenefitRatio);
+    // Keep at least a page for data and an entry for mapping.
+    const auto lowest = static_cast<std::int64_t>(std::min<std::uint64_t>(entry_bytes_, usable_));
+    const auto highest = static_cast<std::int64_t>(usable_ > page_bytes_ ? usable_ - page_bytes_ : lowest);
+    const std::int64_t target = std::clamp(static_cast<std::int64_t>(mapping_limit_) + d.to_mapping_bytes, lowest,
+                                           std::max(lowest, highest));
+    if (static_cast<std::uint64_t>(target) != mapping_limit_) ++stats_.aps_repartitions;
+    set_split(static_cast<std::uint64_t>(target), usable_);
+    interval_ = ApsInterval{};
+  }
+
+  const ftl::FtlLayout& layout_;
+  RamOptions options_;
+  FtlStats& stats_;
+  LatencyProfile latency_;
+  std::uint64_t page_bytes_;
+  std::unique_ptr<ftl::Mapper> mapping_;
+  bool mapping_is_free_;
+  bool adaptive_;
+  std::uint32_t entry_bytes_;
+  LruBuffer buffer_;
+  std::uint64_t usable_ = 0;
+  std::uint64_t mapping_limit_ = 0;
+  std::uint64_t buffer_limit_ = 0;
+  std::uint64_t ghost_reserve_ = 0;
+  GhostBuffer ghost_buffer_;
+  GhostBitmap ghost_mapping_;
+  ApsInterval interval_;
+  Average translation_gc_, data_gc_, batch_;
+  std::uint64_t requests_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RamManager> make_partitioned_ram(const ftl::FtlLayout& layout, const FtlOptions& options,
+                                                 const LatencyProfile& latency, FtlStats& stats,
+                                                 std::unique_ptr<ftl::Mapper> mapping, bool mapping_is_free) {
+  return std::make_unique<PartitionedRam>(layout, options, latency, stats, std::move(mapping), mapping_is_free);
+}
+
+}  // namespace flashdir::ram

@@ -1,0 +1,322 @@
+// TreeFTL (papers/treeftl.txt): the GTD is the root; cached translation pages (CTPs) hang off
+// it, and the cached data pages (CDPs) of each translation page hang off its CTP. A CTP with its
+// CDPs is a caching group. Structural invariant: a CDP's CTP is always cached (under the `page`
+// scheme the whole map is in RAM anyway, and groups hold only CDPs).
+//
+// Eviction, lightweight LRU at group granularity (LATTE): groups are kept in last-access order
+// (an intrusive list: the oldest at the head, O(1) per access). The victim group is the oldest;
+// its CDPs go first, by increasing offset, the one accessed last kept for the end; a group left
+// with no CDP that is again the oldest loses its CTP, written back if dirty. Reads of uncached
+// data go to flash without caching; writes longer than half a block bypass RAM.
+#include <absl/container/btree_map.h>
+
+#include <cassert>
+#include <limits>
+#include <set>
+
+#include "../ftl/block_mapping.h"
+#include "../ftl/cache/entry_cache.h"
+#include "ram_manager.h"
+#include "ram_policies.h"
+
+namespace flashdir::ram {
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Group {
+  std::uint64_t tpn = 0;
+  std::vector<std::uint32_t> ctp;  // the translation page's entries, when cached
+  bool ctp_cached = false;
+  bool ctp_dirty = false;
+  absl::btree_map<std::uint32_t, BufferedPage> cdps;  // by offset in the translation page
+  std::uint32_t last_offset = kNone;                 // LATTE: the CDP accessed last
+  std::uint32_t older = kNone;                       // LRU links (group indexes)
+  std::uint32_t newer = kNone;
+};
+
+class TreeRam final : public RamManager {
+ public:
+  TreeRam(const ftl::FtlLayout& layout, const FtlOptions& options, TranslationPages& pages, FtlStats& stats,
+          std::unique_ptr<ftl::Mapper> whole_map)
+      : layout_(layout),
+        pages_(pages),
+        stats_(stats),
+        budget_(options.ram.budget_bytes),
+        page_bytes_(layout.geometry.page_size_bytes),
+        whole_map_(std::move(whole_map)),
+        blocks_(options.mapping == format::MappingScheme::cftl, layout, options,
+                options.ram.budget_bytes * options.cftl.cbmt_share_percent / 100, stats),
+        group_of_tpn_(layout.translation_pages, kNone) {}
+
+  // ---- Translation
+
+  Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
+    if (auto ppn = blocks_.lookup(lpn, access)) return *ppn;  // a CBMT hit needs no CTP
+    if (whole_map_) return whole_map_->lookup(lpn, access);
+    const std::uint32_t g = group(layout_.tpn_of(lpn));
+    // Host requests make their group recent; flushing its CDPs must not (LATTE evicts the CTP
+    // of a group whose CDPs just left, if it is still the oldest), nor must GC.
+    if (access == Access::read || access == Access::write) touch(g);
+    const bool hit = groups_[g].ctp_cached;
+    if (access != Access::internal) ftl::count_lookup(stats_, access, hit);
+    FLASHDIR_TRY(load_ctp(g));
+    return groups_[g].ctp[offset_of(lpn)];
+  }
+
+  void set(Lpn lpn, std::uint32_t ppn) override {
+    blocks_.page_mapped(lpn);
+    if (whole_map_) return whole_map_->set(lpn, ppn);
+    Group& g = groups_[group(layout_.tpn_of(lpn))];
+    assert(g.ctp_cached && "set() follows a lookup that cached the translation page");
+    g.ctp[offset_of(lpn)] = ppn;
+    g.ctp_dirty = true;
+  }
+
+  Status relocate(std::span<const Relocation> moves) override {
+    if (whole_map_) {
+      for (const Relocation& m : moves) blocks_.page_mapped(m.lpn);
+      return whole_map_->relocate(moves);
+    }
+    // A relocation caches the translation page it changes (without making it recent): a GC
+    // run's moves into one page then cost one write-back; evict() restores the budget after.
+    for (const Relocation& m : moves) {
+      blocks_.page_mapped(m.lpn);
+      const std::uint32_t g = group(layout_.tpn_of(m.lpn));
+      FLASHDIR_TRY(load_ctp(g));
+      groups_[g].ctp[offset_of(m.lpn)] = m.to;
+      groups_[g].ctp_dirty = true;
+    }
+    return Status::ok();
+  }
+
+  Status write_back(std::uint64_t tpn) override {
+    if (whole_map_) return whole_map_->write_back(tpn);
+    const std::uint32_t g = group_of_tpn_[tpn];
+    if (g == kNone || !groups_[g].ctp_dirty) return Status::ok();
+    FLASHDIR_TRY(pages_.write(tpn, groups_[g].ctp));
+    groups_[g].ctp_dirty = false;
+    return Status::ok();
+  }
+
+  Status write_back_all() override {
+    if (whole_map_) return whole_map_->write_back_all();
+    for (const Group& g : groups_) {
+      if (g.ctp_cached && g.ctp_dirty) FLASHDIR_TRY(write_back(g.tpn));
+    }
+    return Status::ok();
+  }
+
+  std::uint64_t dirty_translation_pages() const override {
+    if (whole_map_) return whole_map_->dirty_translation_pages();
+    std::uint64_t n = 0;
+    for (const Group& g : groups_) n += g.ctp_cached && g.ctp_dirty ? 1 : 0;
+    return n;
+  }
+
+  void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
+    if (whole_map_) return whole_map_->merge_dirty(tpn, entries);
+    const std::uint32_t g = group_of_tpn_[tpn];
+    if (g == kNone || !groups_[g].ctp_cached) return;
+    std::copy(groups_[g].ctp.begin(), groups_[g].ctp.end(), entries.begin());
+    groups_[g].ctp_dirty = false;
+  }
+
+  void note_access(Lpn first, std::uint32_t count, Access access) override { blocks_.note_access(first, count, access); }
+  bool wants_block_mapping(std::uint64_t lbn) const override { return blocks_.wants(lbn); }
+  std::optional<std::uint64_t> consolidation_candidate() override { return blocks_.candidate(); }
+  void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { blocks_.add(lbn, block); }
+
+  // ---- The write buffer
+
+  bool buffers_write(std::uint32_t count) const override {
+    return count <= layout_.geometry.pages_per_block / 2 && budget_ >= 2ULL * page_bytes_;
+  }
+
+  const BufferedPage* find(Lpn lpn) override {
+    ++stats_.buffer_read_lookups;
+    const std::uint32_t g = group_of_tpn_[layout_.tpn_of(lpn)];
+    if (g == kNone) return nullptr;
+    auto it = groups_[g].cdps.find(offset_of(lpn));
+    if (it == groups_[g].cdps.end()) return nullptr;
+    ++stats_.buffer_read_hits;
+    groups_[g].last_offset = it->first;
+    touch(g);
+    return &it->second;
+  }
+
+  Result<std::optional<std::uint64_t>> put(BufferedPage page) override {
+    ++stats_.buffer_write_lookups;
+    blocks_.page_mapped(page.lpn);
+    const std::uint32_t g = group(layout_.tpn_of(page.lpn));
+    FLASHDIR_TRY(load_ctp(g));  // the structural invariant: no CDP without its CTP
+    touch(g);
+    const std::uint32_t offset = offset_of(page.lpn);
+    groups_[g].last_offset = offset;
+    auto [it, inserted] = groups_[g].cdps.try_emplace(offset);
+    std::optional<std::uint64_t> replaced;
+    if (!inserted) {
+      ++stats_.buffer_write_hits;
+      replaced = it->second.pending_since;
+      page.pending_since = *replaced;
+    } else {
+      ++cdp_count_;
+    }
+    it->second = std::move(page);
+    return replaced;
+  }
+
+  std::optional<std::uint64_t> drop(Lpn lpn) override {
+    const std::uint32_t g = group_of_tpn_[layout_.tpn_of(lpn)];
+    if (g == kNone) return std::nullopt;
+    auto it = groups_[g].cdps.find(offset_of(lpn));
+    if (it == groups_[g].cdps.end()) return std::nullopt;
+    const std::uint64_t pending = it->second.pending_since;
+    groups_[g].cdps.erase(it);
+    --cdp_count_;
+    return pending;
+  }
+
+  // ---- The budget
+
+  Result<std::vector<BufferedPage>> evict() override {
+    std::vector<BufferedPage> victims;
+    std::set<std::uint32_t> flushing;  // groups whose CDPs are on their way to flash
+    while (usage().total() > budget_ && oldest_ != kNone) {
+      const std::uint32_t g = oldest_;
+      Group& group = groups_[g];
+      if (!group.cdps.empty()) {
+        // Smallest offset first; the one accessed last only when it is the only one left.
+        auto it = group.cdps.begin();
+        if (it->first == group.last_offset && group.cdps.size() > 1) ++it;
+        victims.push_back(std::move(it->second));
+        group.cdps.erase(it);
+        --cdp_count_;
+        ++stats_.evicted_data_pages;
+        flushing.insert(g);
+        continue;
+      }
+      // Its CTP must outlive the mapping updates of its CDPs being flushed: next call.
+      if (flushing.count(g) != 0) break;
+      if (group.ctp_cached) {
+        if (group.ctp_dirty) FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
+        ++stats_.evicted_translation_pages;
+      }
+      release(g);
+    }
+    return victims;
+  }
+
+  std::vector<BufferedPage> drain() override {
+    std::vector<BufferedPage> pages;
+    for (std::uint64_t tpn = 0; tpn < group_of_tpn_.size(); ++tpn) {
+      const std::uint32_t g = group_of_tpn_[tpn];
+      if (g == kNone) continue;
+      for (auto& [offset, page] : groups_[g].cdps) pages.push_back(std::move(page));
+      cdp_count_ -= groups_[g].cdps.size();
+      groups_[g].cdps.clear();
+    }
+    return pages;
+  }
+
+  RamUsage usage() const override {
+    RamUsage u;
+    u.budget_bytes = budget_;
+    u.mapping_bytes = ctp_count_ * page_bytes_ + blocks_.bytes_used();
+    u.buffer_bytes = cdp_count_ * page_bytes_;
+    return u;
+  }
+
+ private:
+  std::uint32_t offset_of(Lpn lpn) const {
+    return static_cast<std::uint32_t>(lpn.value % layout_.entries_per_translation_page);
+  }
+
+  // The group of `tpn`, created (as the oldest) if absent.
+  std::uint32_t group(std::uint64_t tpn) {
+    std::uint32_t& g = group_of_tpn_[tpn];
+    if (g != kNone) return g;
+    if (free_.empty()) {
+      g = static_cast<std::uint32_t>(groups_.size());
+      groups_.emplace_back();
+    } else {
+      g = free_.back();
+      free_.pop_back();
+    }
+    groups_[g] = Group{};
+    groups_[g].tpn = tpn;
+    link_oldest(g);
+    return g;
+  }
+
+  Status load_ctp(std::uint32_t g) {
+    Group& group = groups_[g];
+    if (group.ctp_cached || whole_map_) return Status::ok();
+    group.ctp.assign(layout_.entries_per_translation_page, ftl::kUnmappedPpn);
+    FLASHDIR_TRY(pages_.read(group.tpn, group.ctp));
+    group.ctp_cached = true;
+    group.ctp_dirty = false;
+    ++ctp_count_;
+    // The CTP is the exact current mapping of its LPNs, so its layouts are facts.
+    blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.ctp,
+                             [](std::uint64_t) { return false; });
+    return Status::ok();
+  }
+
+  void release(std::uint32_t g) {
+    Group& group = groups_[g];
+    assert(group.cdps.empty());
+    if (group.ctp_cached) --ctp_count_;
+    unlink(g);
+    group_of_tpn_[group.tpn] = kNone;
+    group = Group{};
+    free_.push_back(g);
+  }
+
+  // ---- The LRU list of groups: oldest_ ... newest_.
+  void unlink(std::uint32_t g) {
+    Group& group = groups_[g];
+    (group.older == kNone ? oldest_ : groups_[group.older].newer) = group.newer;
+    (group.newer == kNone ? newest_ : groups_[group.newer].older) = group.older;
+    group.older = group.newer = kNone;
+  }
+  void link_oldest(std::uint32_t g) {
+    groups_[g].newer = oldest_;
+    groups_[g].older = kNone;
+    (oldest_ == kNone ? newest_ : groups_[oldest_].older) = g;
+    oldest_ = g;
+  }
+  void touch(std::uint32_t g) {
+    if (newest_ == g) return;
+    unlink(g);
+    groups_[g].older = newest_;
+    groups_[g].newer = kNone;
+    (newest_ == kNone ? oldest_ : groups_[newest_].newer) = g;
+    newest_ = g;
+  }
+
+  const ftl::FtlLayout& layout_;
+  TranslationPages& pages_;
+  FtlStats& stats_;
+  std::uint64_t budget_;
+  std::uint64_t page_bytes_;
+  std::unique_ptr<ftl::Mapper> whole_map_;  // the `page` scheme: the map is in RAM, free
+  ftl::BlockMapping blocks_;
+  std::vector<Group> groups_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> group_of_tpn_;
+  std::uint32_t oldest_ = kNone;
+  std::uint32_t newest_ = kNone;
+  std::uint64_t ctp_count_ = 0;
+  std::uint64_t cdp_count_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RamManager> make_tree_ram(const ftl::FtlLayout& layout, const FtlOptions& options,
+                                          TranslationPages& pages, FtlStats& stats,
+                                          std::unique_ptr<ftl::Mapper> whole_map) {
+  return std::make_unique<TreeRam>(layout, options, pages, stats, std::move(whole_map));
+}
+
+}  // namespace flashdir::ram
