@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   std::string gc_name = "dual-greedy";
   double op_percent = 7.0;
   std::string ram_text = "64M";
+  std::string ram_policy_text = "tree";
   bool force = false;
 
   app.add_option("DIR", dir, "Cache directory to format (created if its parent exists)")->required();
@@ -64,6 +65,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 99.9));
   app.add_option("--ram", ram_text, "Device RAM for the mapping cache and write buffer, bytes (K/M/G suffixes)")
       ->capture_default_str();
+  app.add_option("--ram-policy", ram_policy_text,
+                 "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
+                 "(P percent for mapping)")
+      ->capture_default_str();
   app.add_flag("-f,--force", force, "Replace an existing cache in DIR (only flashdir's own files)");
   CLI11_PARSE(app, argc, argv);
 
@@ -88,6 +93,10 @@ int main(int argc, char** argv) {
   auto ram = flashdir::parse_size(ram_text);
   if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
   options.ram_budget_bytes = *ram;
+  flashdir::RamOptions ram_options;
+  if (auto s = flashdir::parse_ram_policy(ram_policy_text, ram_options); !s.is_ok()) return refuse(s.with_context("--ram-policy"));
+  options.ram_policy = ram_options.policy;
+  options.static_mapping_percent = ram_options.static_mapping_percent;
 
   auto sb = flashdir::format_cache_dir(dir, options);
   if (!sb.is_ok()) return refuse(sb.status());
@@ -101,8 +110,12 @@ int main(int argc, char** argv) {
   const auto logical = flashdir::Ftl::logical_pages_for(sb->geometry, sb->overprovision_permille);
   fmt::print("  logical   {} pages ({}), {}% over-provisioning\n", logical.value(),
              flashdir::format_size(logical.value() * sb->geometry.page_size_bytes), sb->overprovision_permille / 10.0);
-  fmt::print("  FTL       {} mapping, {} GC, {} device RAM\n", flashdir::format::mapping_scheme_name(sb->mapping_scheme),
-             flashdir::format::gc_policy_name(sb->gc_policy), flashdir::format_size(sb->ram_budget_bytes));
+  flashdir::RamOptions chosen;
+  chosen.policy = sb->ram_policy;
+  chosen.static_mapping_percent = sb->static_mapping_percent;
+  fmt::print("  FTL       {} mapping, {} GC, {} device RAM shared by {}\n",
+             flashdir::format::mapping_scheme_name(sb->mapping_scheme), flashdir::format::gc_policy_name(sb->gc_policy),
+             flashdir::format_size(sb->ram_budget_bytes), flashdir::ram_policy_label(chosen));
   fmt::print("  image     {} (sparse)\n", paths.image.string());
   fmt::print("  catalog   {}\n", paths.catalog.string());
   return 0;

@@ -37,6 +37,8 @@ struct FormatOptions {
   format::GcPolicy gc = format::GcPolicy::dual_greedy;
   std::uint16_t overprovision_permille = 70;
   std::uint64_t ram_budget_bytes = 64ULL << 20;  // device RAM (mapping cache, write buffer)
+  format::RamPolicy ram_policy = format::RamPolicy::tree;
+  std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
   bool force = false;  // replace an existing cache (only flashdir's own entries are removed)
 };
 

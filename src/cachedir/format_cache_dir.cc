@@ -104,6 +104,8 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
   sb.gc_policy = options.gc;
   sb.overprovision_permille = options.overprovision_permille;
   sb.ram_budget_bytes = options.ram_budget_bytes;
+  sb.ram_policy = options.ram_policy;
+  sb.static_mapping_percent = options.static_mapping_percent;
   sb.clean_shutdown = true;
   sb.sequence = 1;
   sb.created_unix_s = static_cast<std::uint64_t>(std::time(nullptr));
