@@ -1,9 +1,9 @@
 #include "flashdir/sim/compaction.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
-#include <fmt/format.h>
 
 namespace flashdir::sim {
 namespace {
@@ -105,8 +105,8 @@ class PageSet {
 
 // Emits the pieces of one request: runs of its chunks whose dense numbers follow each other.
 template <typename Numbering>
-Status emit(const IoRequest& request, const Placed& placed, std::uint32_t pages_per_chunk, Numbering& numbering,
-            CompactTrace& out, PageSet& pages) {
+Status emit(const IoRequest& request, const Placed& placed, std::uint32_t pages_per_chunk,
+            Numbering& numbering, CompactTrace& out, PageSet& pages) {
   const std::uint64_t P = pages_per_chunk;
   const std::size_t first_piece = out.requests.size();
   std::uint64_t chunk = placed.chunks.first;
@@ -142,8 +142,8 @@ Status emit(const IoRequest& request, const Placed& placed, std::uint32_t pages_
 
 }  // namespace
 
-Result<CompactTrace> compact_trace(const Trace& trace, std::uint32_t page_size_bytes, std::uint32_t pages_per_chunk,
-                                   ChunkOrder order) {
+Result<CompactTrace> compact_trace(const Trace& trace, std::uint32_t page_size_bytes,
+                                   std::uint32_t pages_per_chunk, ChunkOrder order) {
   if (page_size_bytes == 0 || pages_per_chunk == 0) {
     return Status::invalid_argument("compaction needs a non-zero page size and chunk size");
   }
@@ -158,8 +158,8 @@ Result<CompactTrace> compact_trace(const Trace& trace, std::uint32_t page_size_b
     const IoRequest& request = trace.requests[i];
     const auto it = device_index.find(request.device);
     if (it == device_index.end()) {
-      return Status::invalid_argument(fmt::format("{}: request {} names device {}, which the trace does not list",
-                                                  trace.source, i, request.device));
+      return Status::invalid_argument(fmt::format(
+          "{}: request {} names device {}, which the trace does not list", trace.source, i, request.device));
     }
     if (request.size_bytes == 0) {
       return Status::invalid_argument(fmt::format("{}: request {} has no bytes", trace.source, i));

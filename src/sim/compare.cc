@@ -1,7 +1,7 @@
 #include "flashdir/sim/compare.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace flashdir::sim {
 
@@ -48,7 +48,8 @@ Result<std::vector<Variant>> expand_compare(const SimConfig& base, std::span<con
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (axes[j].key == axes[i].key) {
-        return Status::invalid_argument(fmt::format("compare {}: the key is given twice; list all its values once", axes[i].key));
+        return Status::invalid_argument(
+            fmt::format("compare {}: the key is given twice; list all its values once", axes[i].key));
       }
     }
     total *= axes[i].values.size();

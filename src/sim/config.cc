@@ -2,9 +2,9 @@
 // field means adding one entry here; the command line and --compare pick it up.
 #include "flashdir/sim/config.h"
 
+#include <fmt/format.h>
 #include <array>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "flashdir/size.h"
 #include "value_text.h"
@@ -13,27 +13,31 @@ namespace flashdir::sim {
 
 const char* backend_name(Backend backend) {
   switch (backend) {
-    case Backend::metadata: return "metadata";
-    case Backend::memory: return "memory";
+    case Backend::metadata:
+      return "metadata";
+    case Backend::memory:
+      return "memory";
   }
   return "?";
 }
 
 const char* chunk_order_name(ChunkOrder order) {
   switch (order) {
-    case ChunkOrder::address: return "address";
-    case ChunkOrder::first_touch: return "first-touch";
+    case ChunkOrder::address:
+      return "address";
+    case ChunkOrder::first_touch:
+      return "first-touch";
   }
   return "?";
 }
 
 namespace {
 
-using detail::parse_real;
-using detail::parse_switch;
-using detail::parse_unsigned;
-using detail::real_text;
-using detail::size_text;
+using value_text::parse_real;
+using value_text::parse_switch;
+using value_text::parse_unsigned;
+using value_text::real_text;
+using value_text::size_text;
 
 // A value's parser reports what is wrong without the key; set() adds "key=value: ".
 using Setter = Status (*)(SimConfig&, std::string_view);
@@ -120,7 +124,8 @@ Status set_size(SimConfig& c, std::string_view text) {
 Status set_utilization(SimConfig& c, std::string_view text) {
   auto value = parse_real(text);
   if (!value.is_ok()) return value.status();
-  if (!(*value > 0.0 && *value <= 1.0)) return Status::invalid_argument("utilization must be above 0 and at most 1");
+  if (!(*value > 0.0 && *value <= 1.0))
+    return Status::invalid_argument("utilization must be above 0 and at most 1");
   c.utilization = *value;
   return Status::ok();
 }
@@ -182,7 +187,8 @@ Status set_prefill(SimConfig& c, std::string_view text) {
 Status set_age(SimConfig& c, std::string_view text) {
   auto value = parse_real(text);
   if (!value.is_ok()) return value.status();
-  if (!(*value >= 0.0 && *value <= 1000.0)) return Status::invalid_argument("the aging factor must be between 0 and 1000");
+  if (!(*value >= 0.0 && *value <= 1000.0))
+    return Status::invalid_argument("the aging factor must be between 0 and 1000");
   c.age_factor = *value;
   return Status::ok();
 }
@@ -190,7 +196,8 @@ Status set_age(SimConfig& c, std::string_view text) {
 Status set_repeat(SimConfig& c, std::string_view text) {
   auto value = parse_unsigned(text);
   if (!value.is_ok()) return value.status();
-  if (*value == 0 || *value > 1'000'000) return Status::invalid_argument("repeat must be between 1 and 1000000");
+  if (*value == 0 || *value > 1'000'000)
+    return Status::invalid_argument("repeat must be between 1 and 1000000");
   c.repeat = static_cast<std::uint32_t>(*value);
   return Status::ok();
 }
@@ -205,7 +212,8 @@ Status set_closed_loop(SimConfig& c, std::string_view text) {
 Status set_time_scale(SimConfig& c, std::string_view text) {
   auto value = parse_real(text);
   if (!value.is_ok()) return value.status();
-  if (!(*value > 0.0 && *value <= 1e6)) return Status::invalid_argument("the time scale must be above 0 and at most 1e6");
+  if (!(*value > 0.0 && *value <= 1e6))
+    return Status::invalid_argument("the time scale must be above 0 and at most 1e6");
   c.time_scale = *value;
   return Status::ok();
 }
@@ -217,7 +225,8 @@ Status set_compaction(SimConfig& c, std::string_view text) {
       return Status::ok();
     }
   }
-  return Status::invalid_argument(fmt::format("unknown chunk order '{}' (expected address or first-touch)", text));
+  return Status::invalid_argument(
+      fmt::format("unknown chunk order '{}' (expected address or first-touch)", text));
 }
 
 Status set_seed(SimConfig& c, std::string_view text) {
@@ -227,55 +236,85 @@ Status set_seed(SimConfig& c, std::string_view text) {
   return Status::ok();
 }
 
-std::string on_off(bool value) { return value ? "on" : "off"; }
+std::string on_off(bool value) {
+  return value ? "on" : "off";
+}
 
 const std::array<KeyEntry, 20> kKeys = {{
-    {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false}, set_page_size,
+    {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false},
+     set_page_size,
      [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
-    {{"pages-per-block", "N", "Pages per erase block, 2 to 65536", false}, set_pages_per_block,
+    {{"pages-per-block", "N", "Pages per erase block, 2 to 65536", false},
+     set_pages_per_block,
      [](const SimConfig& c) { return std::to_string(c.pages_per_block); }},
-    {{"oob-size", "SIZE", "Out-of-band bytes per page, at least 48", false}, set_oob_size,
+    {{"oob-size", "SIZE", "Out-of-band bytes per page, at least 48", false},
+     set_oob_size,
      [](const SimConfig& c) { return size_text(c.oob_size_bytes); }},
-    {{"latency", "slc|mlc|zero", "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) or zero",
-      false},
-     set_latency, [](const SimConfig& c) { return std::string(latency_preset_name(c.latency)); }},
-    {{"backend", "metadata|memory", "Chip backend: metadata (no host data kept, fast) or memory (every byte kept)",
-      false},
-     set_backend, [](const SimConfig& c) { return std::string(backend_name(c.backend)); }},
+    {{"latency", "slc|mlc|zero",
+      "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) or zero", false},
+     set_latency,
+     [](const SimConfig& c) { return std::string(latency_preset_name(c.latency)); }},
+    {{"backend", "metadata|memory",
+      "Chip backend: metadata (no host data kept, fast) or memory (every byte kept)", false},
+     set_backend,
+     [](const SimConfig& c) { return std::string(backend_name(c.backend)); }},
     {{"size", "auto|SIZE",
-      "Chip capacity; auto: the smallest chip whose logical space holds the trace's footprint at the utilization",
+      "Chip capacity; auto: the smallest chip whose logical space holds the trace's footprint at the "
+      "utilization",
       false},
-     set_size, [](const SimConfig& c) { return c.chip_size_bytes == 0 ? std::string("auto") : size_text(c.chip_size_bytes); }},
-    {{"utilization", "FRACTION", "Footprint / logical space when sizing the chip automatically, in (0, 1]", false},
-     set_utilization, [](const SimConfig& c) { return real_text(c.utilization); }},
-    {{"op", "PERCENT", "Over-provisioning: percent of the data area kept spare, 0 to 99.9", false}, set_op,
+     set_size,
+     [](const SimConfig& c) {
+       return c.chip_size_bytes == 0 ? std::string("auto") : size_text(c.chip_size_bytes);
+     }},
+    {{"utilization", "FRACTION", "Footprint / logical space when sizing the chip automatically, in (0, 1]",
+      false},
+     set_utilization,
+     [](const SimConfig& c) { return real_text(c.utilization); }},
+    {{"op", "PERCENT", "Over-provisioning: percent of the data area kept spare, 0 to 99.9", false},
+     set_op,
      [](const SimConfig& c) { return real_text(c.overprovision_permille / 10.0); }},
-    {{"mapping", "cftl|dftl|page", "Mapping scheme: cftl (CPMT + CBMT), dftl (cached page map) or page (whole map in RAM)",
-      false},
-     set_mapping, [](const SimConfig& c) { return std::string(format::mapping_scheme_name(c.mapping)); }},
-    {{"gc", "dual-greedy|greedy|cost-benefit", "Garbage-collection victim policy", false}, set_gc,
+    {{"mapping", "cftl|dftl|page",
+      "Mapping scheme: cftl (CPMT + CBMT), dftl (cached page map) or page (whole map in RAM)", false},
+     set_mapping,
+     [](const SimConfig& c) { return std::string(format::mapping_scheme_name(c.mapping)); }},
+    {{"gc", "dual-greedy|greedy|cost-benefit", "Garbage-collection victim policy", false},
+     set_gc,
      [](const SimConfig& c) { return std::string(format::gc_policy_name(c.gc)); }},
-    {{"mapping-cache", "SIZE", "RAM for cached mapping entries (CMT / CPMT + CBMT); page mapping ignores it", false},
-     set_mapping_cache, [](const SimConfig& c) { return size_text(c.mapping_cache_bytes); }},
+    {{"mapping-cache", "SIZE",
+      "Device RAM, all of it for cached mapping entries (CMT / CPMT + CBMT); page mapping ignores it", false},
+     set_mapping_cache,
+     [](const SimConfig& c) { return size_text(c.mapping_cache_bytes); }},
     {{"checkpoint-interval", "PAGES",
       "Pages programmed between checkpoints (taken at flushes, see flush-every); 0 = automatic", false},
-     set_checkpoint_interval, [](const SimConfig& c) { return std::to_string(c.checkpoint_interval_pages); }},
-    {{"flush-every", "N", "Flush the FTL every N replayed requests (checkpoints happen at flushes); 0 = never", false},
-     set_flush_every, [](const SimConfig& c) { return std::to_string(c.flush_every_requests); }},
-    {{"prefill", "on|off", "Write the whole logical space sequentially before the trace", true}, set_prefill,
+     set_checkpoint_interval,
+     [](const SimConfig& c) { return std::to_string(c.checkpoint_interval_pages); }},
+    {{"flush-every", "N",
+      "Flush the FTL every N replayed requests (checkpoints happen at flushes); 0 = never", false},
+     set_flush_every,
+     [](const SimConfig& c) { return std::to_string(c.flush_every_requests); }},
+    {{"prefill", "on|off", "Write the whole logical space sequentially before the trace", true},
+     set_prefill,
      [](const SimConfig& c) { return on_off(c.prefill); }},
-    {{"age", "FACTOR", "After the prefill, write FACTOR x logical pages in seeded random runs of 1-16 pages", false},
-     set_age, [](const SimConfig& c) { return real_text(c.age_factor); }},
-    {{"repeat", "N", "Replay the trace N times (all passes are measured)", false}, set_repeat,
+    {{"age", "FACTOR", "After the prefill, write FACTOR x logical pages in seeded random runs of 1-16 pages",
+      false},
+     set_age,
+     [](const SimConfig& c) { return real_text(c.age_factor); }},
+    {{"repeat", "N", "Replay the trace N times (all passes are measured)", false},
+     set_repeat,
      [](const SimConfig& c) { return std::to_string(c.repeat); }},
     {{"closed-loop", "on|off", "Ignore arrival times: each request starts when the previous one ends", true},
-     set_closed_loop, [](const SimConfig& c) { return on_off(c.closed_loop); }},
-    {{"time-scale", "FACTOR", "Multiply arrival times by FACTOR (below 1: a faster load)", false}, set_time_scale,
+     set_closed_loop,
+     [](const SimConfig& c) { return on_off(c.closed_loop); }},
+    {{"time-scale", "FACTOR", "Multiply arrival times by FACTOR (below 1: a faster load)", false},
+     set_time_scale,
      [](const SimConfig& c) { return real_text(c.time_scale); }},
     {{"compaction", "address|first-touch",
-      "Order of the trace's chunks in the compacted logical space: address (keeps locality) or first-touch", false},
-     set_compaction, [](const SimConfig& c) { return std::string(chunk_order_name(c.chunk_order)); }},
-    {{"seed", "N", "Seed of the aging writes and of synthetic workloads that name none", false}, set_seed,
+      "Order of the trace's chunks in the compacted logical space: address (keeps locality) or first-touch",
+      false},
+     set_compaction,
+     [](const SimConfig& c) { return std::string(chunk_order_name(c.chunk_order)); }},
+    {{"seed", "N", "Seed of the aging writes and of synthetic workloads that name none", false},
+     set_seed,
      [](const SimConfig& c) { return std::to_string(c.seed); }},
 }};
 
@@ -322,7 +361,9 @@ std::span<const ConfigKey> SimConfig::keys() {
   return table;
 }
 
-bool SimConfig::has_key(std::string_view key) { return find_key(key) != nullptr; }
+bool SimConfig::has_key(std::string_view key) {
+  return find_key(key) != nullptr;
+}
 
 Geometry SimConfig::geometry(std::uint64_t block_count) const {
   Geometry g;
@@ -339,6 +380,11 @@ FtlOptions SimConfig::ftl_options() const {
   options.gc = gc;
   options.overprovision_permille = overprovision_permille;
   options.mapping_cache_bytes = mapping_cache_bytes;
+  // The device RAM is the mapping cache alone (static:100, the FTL papers' setting) until the
+  // simulator takes RAM policies; the page scheme's map is free, so it gets no RAM at all.
+  options.ram.policy = format::RamPolicy::static_split;
+  options.ram.static_mapping_percent = 100;
+  options.ram.budget_bytes = mapping == format::MappingScheme::page ? 0 : mapping_cache_bytes;
   options.checkpoint_interval_pages = checkpoint_interval_pages;
   return options;
 }

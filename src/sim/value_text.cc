@@ -1,10 +1,10 @@
 #include "value_text.h"
 
+#include <fmt/format.h>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 
-namespace flashdir::sim::detail {
+namespace flashdir::sim::value_text {
 
 Result<std::uint64_t> parse_unsigned(std::string_view text) {
   int base = 10;
@@ -19,7 +19,8 @@ Result<std::uint64_t> parse_unsigned(std::string_view text) {
   if (digits.empty() || ptr != end || ec == std::errc::invalid_argument) {
     return Status::invalid_argument(fmt::format("'{}' is not a whole number", text));
   }
-  if (ec == std::errc::result_out_of_range) return Status::invalid_argument(fmt::format("'{}' is too large", text));
+  if (ec == std::errc::result_out_of_range)
+    return Status::invalid_argument(fmt::format("'{}' is too large", text));
   return value;
 }
 
@@ -53,6 +54,8 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{}{}", bytes, kUnits[unit]);
 }
 
-std::string real_text(double value) { return fmt::format("{}", value); }
+std::string real_text(double value) {
+  return fmt::format("{}", value);
+}
 
-}  // namespace flashdir::sim::detail
+}  // namespace flashdir::sim::value_text

@@ -8,7 +8,7 @@
 
 #include "flashdir/status.h"
 
-namespace flashdir::sim::detail {
+namespace flashdir::sim::value_text {
 
 // A whole decimal number, or hexadecimal with 0x (seeds often come in hex).
 Result<std::uint64_t> parse_unsigned(std::string_view text);
@@ -22,4 +22,4 @@ std::string size_text(std::uint64_t bytes);
 // A real number without trailing zeros: 0.9 -> "0.9", 1 -> "1".
 std::string real_text(double value);
 
-}  // namespace flashdir::sim::detail
+}  // namespace flashdir::sim::value_text

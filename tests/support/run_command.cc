@@ -27,9 +27,11 @@ std::string tool_path(const char* env_name) {
   if (const char* path = std::getenv(env_name); path != nullptr) return "'" + std::string(path) + "'";
   // Run by hand from the build tree: the tools sit beside tests/ (e.g. build/mkfs/mkfs.flashdir).
   const auto build = std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path();
-  for (const char* tool : {"mkfs/mkfs.flashdir", "fsck/fsck.flashdir"}) {
+  for (const char* tool : {"mkfs/mkfs.flashdir", "fsck/fsck.flashdir", "sim/flashdir-sim"}) {
     std::string env(std::filesystem::path(tool).filename().string());
-    for (auto& c : env) c = (c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (auto& c : env) {
+      c = (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
     if (env == env_name) return "'" + (build / tool).string() + "'";
   }
   throw std::runtime_error(std::string(env_name) + " is not set and names no tool of the build tree");

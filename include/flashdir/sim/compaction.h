@@ -43,19 +43,19 @@ struct CompactTrace {
   std::uint32_t page_size_bytes = 0;
   std::uint32_t pages_per_chunk = 0;
   ChunkOrder order = ChunkOrder::address;
-  std::uint64_t chunk_count = 0;      // distinct chunks touched
-  std::uint64_t touched_pages = 0;    // distinct pages touched
-  std::uint64_t trace_requests = 0;   // requests of the trace (requests.size() counts the pieces)
-  std::uint64_t cut_requests = 0;     // trace requests cut into several pieces
+  std::uint64_t chunk_count = 0;     // distinct chunks touched
+  std::uint64_t touched_pages = 0;   // distinct pages touched
+  std::uint64_t trace_requests = 0;  // requests of the trace (requests.size() counts the pieces)
+  std::uint64_t cut_requests = 0;    // trace requests cut into several pieces
   std::uint32_t max_request_pages = 0;
-  bool timed = false;                 // some request arrives after time 0
+  bool timed = false;  // some request arrives after time 0
 
   // The compacted space: every logical page the replay addresses lies below it.
   std::uint64_t footprint_pages() const { return chunk_count * pages_per_chunk; }
 };
 
 // Errors: a request of more than 2^32 - 1 pages, or a device missing from trace.devices.
-Result<CompactTrace> compact_trace(const Trace& trace, std::uint32_t page_size_bytes, std::uint32_t pages_per_chunk,
-                                   ChunkOrder order);
+Result<CompactTrace> compact_trace(const Trace& trace, std::uint32_t page_size_bytes,
+                                   std::uint32_t pages_per_chunk, ChunkOrder order);
 
 }  // namespace flashdir::sim

@@ -53,21 +53,22 @@ struct SimConfig {
   double utilization = 0.9;           // utilization: footprint / logical space, for auto size
 
   // ---- the FTL
-  std::uint16_t overprovision_permille = 70;  // op, given in percent
+  std::uint16_t overprovision_permille = 70;                    // op, given in percent
   format::MappingScheme mapping = format::MappingScheme::cftl;  // mapping
   format::GcPolicy gc = format::GcPolicy::dual_greedy;          // gc
-  std::uint64_t mapping_cache_bytes = 64 << 10;                 // mapping-cache
-  std::uint64_t checkpoint_interval_pages = 0;                  // checkpoint-interval; 0 = automatic
+  // mapping-cache: the device RAM, all of it for mapping entries (RAM policy static:100)
+  std::uint64_t mapping_cache_bytes = 64 << 10;
+  std::uint64_t checkpoint_interval_pages = 0;  // checkpoint-interval; 0 = automatic
 
   // ---- the replay
-  bool prefill = true;           // prefill: write the whole logical space before the trace
-  double age_factor = 1.0;       // age: then FACTOR x logical pages in random runs
-  std::uint32_t repeat = 1;      // repeat: passes over the trace, all measured
-  bool closed_loop = false;      // closed-loop: ignore arrival times
-  double time_scale = 1.0;       // time-scale: arrival times are multiplied by it
-  std::uint64_t flush_every_requests = 0;  // flush-every: Ftl::flush() every N requests; 0 = never
+  bool prefill = true;                           // prefill: write the whole logical space before the trace
+  double age_factor = 1.0;                       // age: then FACTOR x logical pages in random runs
+  std::uint32_t repeat = 1;                      // repeat: passes over the trace, all measured
+  bool closed_loop = false;                      // closed-loop: ignore arrival times
+  double time_scale = 1.0;                       // time-scale: arrival times are multiplied by it
+  std::uint64_t flush_every_requests = 0;        // flush-every: Ftl::flush() every N requests; 0 = never
   ChunkOrder chunk_order = ChunkOrder::address;  // compaction
-  std::uint64_t seed = 1;        // seed: aging, and synthetic workloads that name none
+  std::uint64_t seed = 1;                        // seed: aging, and synthetic workloads that name none
 
   // Parses `value` into the field `key` names, leaving the config unchanged on error.
   Status set(std::string_view key, std::string_view value);

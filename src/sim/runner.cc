@@ -1,0 +1,234 @@
+#include "flashdir/sim/runner.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "flashdir/clock.h"
+#include "flashdir/ftl/ftl.h"
+#include "flashdir/nand/page_store.h"
+#include "flashdir/nand/simulated_chip.h"
+#include "flashdir/random.h"
+#include "flashdir/size.h"
+
+namespace flashdir::sim {
+namespace {
+
+using WallClock = std::chrono::steady_clock;
+
+double seconds_since(WallClock::time_point start) {
+  return std::chrono::duration<double>(WallClock::now() - start).count();
+}
+
+double per_request_us(std::uint64_t total_ns, std::uint64_t requests) {
+  return requests == 0 ? 0.0 : static_cast<double>(total_ns) / static_cast<double>(requests) / 1e3;
+}
+
+double rate(std::uint64_t requests, double seconds) {
+  return seconds <= 0 ? 0.0 : static_cast<double>(requests) / seconds;
+}
+
+// An arrival time after scaling, saturating far beyond any simulated run.
+std::uint64_t scaled_ns(std::uint64_t ns, double scale) {
+  if (scale == 1.0) return ns;
+  const double scaled = std::round(static_cast<double>(ns) * scale);
+  return scaled >= 0x1p62 ? std::uint64_t{1} << 62 : static_cast<std::uint64_t>(scaled);
+}
+
+// The FTL, its chip and clock, and the buffer host data goes through when the chip keeps data
+// (zeros: the content does not matter, only that it is verified on the way back).
+class Device {
+ public:
+  Device(const SimConfig& config, const Geometry& geometry)
+      : chip_(config.backend == Backend::memory ? make_memory_store(geometry) : make_metadata_store(geometry),
+              config.latency_profile(), clock_) {}
+
+  Status open(const SimConfig& config, std::uint32_t max_request_pages) {
+    auto ftl = Ftl::format(chip_, clock_, config.ftl_options());
+    if (!ftl.is_ok()) return ftl.status().with_context("formatting the FTL");
+    ftl_ = std::move(ftl).value();
+    if (chip_.stores_data())
+      buffer_.assign(std::size_t{max_request_pages} * chip_.geometry().page_size_bytes, 0);
+    return Status::ok();
+  }
+
+  Ftl& ftl() { return *ftl_; }
+  SimulatedChip& chip() { return chip_; }
+  SimClock& clock() { return clock_; }
+
+  Status write(std::uint64_t lpn, std::uint32_t count) {
+    const ConstByteSpan data =
+        buffer_.empty() ? ConstByteSpan() : ConstByteSpan(buffer_.data(), bytes(count));
+    auto seq = ftl_->write(Lpn(lpn), count, data);
+    return seq.is_ok() ? Status::ok() : seq.status();
+  }
+  Status read(std::uint64_t lpn, std::uint32_t count) {
+    const ByteSpan data = buffer_.empty() ? ByteSpan() : ByteSpan(buffer_.data(), bytes(count));
+    return ftl_->read(Lpn(lpn), count, data);
+  }
+
+ private:
+  std::size_t bytes(std::uint32_t count) const {
+    return std::size_t{count} * chip_.geometry().page_size_bytes;
+  }
+
+  SimClock clock_;  // before chip_, which borrows it
+  SimulatedChip chip_;
+  std::unique_ptr<Ftl> ftl_;
+  std::vector<std::uint8_t> buffer_;
+};
+
+// The whole logical space, in order, a block's worth of pages per request.
+Status prefill(Device& device, RunResult& result) {
+  const std::uint64_t logical = device.ftl().logical_pages();
+  const std::uint32_t run = device.chip().geometry().pages_per_block;
+  for (std::uint64_t lpn = 0; lpn < logical; lpn += run) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(run, logical - lpn));
+    if (Status s = device.write(lpn, count); !s.is_ok()) {
+      return s.with_context(fmt::format("prefill, writing LPNs [{}, {})", lpn, lpn + count));
+    }
+    ++result.prefill_requests;
+  }
+  return Status::ok();
+}
+
+inline constexpr std::uint32_t kMaxAgingRun = 16;
+
+// factor x logical pages in runs of 1-16 pages at seeded uniform random places.
+Status age(Device& device, double factor, std::uint64_t seed, RunResult& result) {
+  const std::uint64_t logical = device.ftl().logical_pages();
+  const auto target = static_cast<std::uint64_t>(std::llround(factor * static_cast<double>(logical)));
+  SeededRandom random(seed);
+  while (result.aging_pages < target) {
+    const std::uint64_t longest =
+        std::min<std::uint64_t>({kMaxAgingRun, logical, target - result.aging_pages});
+    const auto count = static_cast<std::uint32_t>(random.between(1, longest));
+    const std::uint64_t lpn = random.uniform(logical - count + 1);
+    if (Status s = device.write(lpn, count); !s.is_ok()) {
+      return s.with_context(fmt::format("aging, writing LPNs [{}, {})", lpn, lpn + count));
+    }
+    ++result.aging_requests;
+    result.aging_pages += count;
+  }
+  return Status::ok();
+}
+
+// The measured passes over the trace. The per-request path only reads the precomputed
+// requests and calls the FTL: no allocation, no look-up.
+Status replay(Device& device, const SimConfig& config, const CompactTrace& trace, RunResult& result) {
+  SimClock& clock = device.clock();
+  const bool closed_loop = result.closed_loop;
+  const double scale = config.time_scale;
+  const std::uint64_t flush_every = config.flush_every_requests;
+  std::uint64_t since_flush = 0;
+  const ReplayRequest* const begin = trace.requests.data();
+  const ReplayRequest* const end = begin + trace.requests.size();
+  for (std::uint32_t pass = 0; pass < config.repeat; ++pass) {
+    const std::uint64_t pass_start_ns = clock.now_ns();
+    std::uint64_t arrival_ns = 0;  // of the trace request being served
+    std::uint64_t started_ns = 0;
+    bool first_piece = true;
+    for (const ReplayRequest* r = begin; r != end; ++r) {
+      if (first_piece) {
+        if (!closed_loop) {
+          arrival_ns = pass_start_ns + scaled_ns(r->arrival_ns, scale);
+          clock.advance_to_ns(arrival_ns);
+        } else {
+          arrival_ns = clock.now_ns();
+        }
+        started_ns = clock.now_ns();
+      }
+      Status s =
+          r->is_read() ? device.read(r->first_lpn, r->page_count) : device.write(r->first_lpn, r->page_count);
+      if (!s.is_ok()) {
+        return s.with_context(fmt::format("replay pass {}, request {} ({} of LPNs [{}, {}))", pass + 1,
+                                          r - begin + 1, r->is_read() ? "read" : "write", r->first_lpn,
+                                          r->first_lpn + r->page_count));
+      }
+      first_piece = !r->continues;
+      if (!first_piece) continue;
+      const std::uint64_t completed_ns = clock.now_ns();
+      result.service_ns += completed_ns - started_ns;
+      const std::uint64_t response_ns = completed_ns - arrival_ns;
+      result.response_ns += response_ns;
+      result.response_ns_max = std::max(result.response_ns_max, response_ns);
+      ++(r->is_read() ? result.reads : result.writes);
+      if (flush_every != 0 && ++since_flush == flush_every) {
+        since_flush = 0;
+        if (Status f = device.ftl().flush(); !f.is_ok()) return f.with_context("flush");
+        ++result.flushes;
+      }
+    }
+  }
+  result.requests = result.reads + result.writes;
+  return Status::ok();
+}
+
+}  // namespace
+
+double RunResult::mean_service_us() const {
+  return per_request_us(service_ns, requests);
+}
+double RunResult::mean_response_us() const {
+  return per_request_us(response_ns, requests);
+}
+double RunResult::replay_requests_per_second() const {
+  return rate(requests, replay_wall_seconds);
+}
+double RunResult::total_requests_per_second() const {
+  return rate(total_requests, total_wall_seconds);
+}
+
+Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geometry,
+                                    const CompactTrace& trace) {
+  const auto run_started = WallClock::now();
+  FLASHDIR_TRY(config.validate());
+  FLASHDIR_TRY(geometry.validate());
+  if (geometry.page_size_bytes != trace.page_size_bytes ||
+      geometry.pages_per_block != trace.pages_per_chunk) {
+    return Status::invalid_argument(fmt::format(
+        "the trace was compacted for {}-byte pages in chunks of {}, the chip has {}-byte pages in blocks of "
+        "{}",
+        trace.page_size_bytes, trace.pages_per_chunk, geometry.page_size_bytes, geometry.pages_per_block));
+  }
+  RunResult result;
+  result.geometry = geometry;
+  result.closed_loop = config.closed_loop || !trace.timed;
+
+  auto device = std::make_unique<Device>(config, geometry);
+  const std::uint32_t max_pages = std::max({trace.max_request_pages, geometry.pages_per_block, kMaxAgingRun});
+  FLASHDIR_TRY(device->open(config, max_pages));
+  result.logical_pages = device->ftl().logical_pages();
+  if (trace.footprint_pages() > result.logical_pages) {
+    return Status::invalid_argument(
+        fmt::format("the chip ({}) is too small: its logical space holds {} pages ({}), the trace's "
+                    "footprint needs {} ({})",
+                    geometry.describe(), result.logical_pages,
+                    format_size(result.logical_pages * geometry.page_size_bytes), trace.footprint_pages(),
+                    format_size(trace.footprint_pages() * geometry.page_size_bytes)));
+  }
+
+  if (config.prefill) FLASHDIR_TRY(prefill(*device, result));
+  FLASHDIR_TRY(age(*device, config.age_factor, config.seed, result));
+
+  const FtlStats before = device->ftl().stats();
+  const std::vector<std::uint32_t> erases_before = erase_counts(device->chip());
+  const std::uint64_t replay_started_ns = device->clock().now_ns();
+  const auto replay_started = WallClock::now();
+  FLASHDIR_TRY(replay(*device, config, trace, result));
+  result.replay_wall_seconds = seconds_since(replay_started);
+  result.simulated_ns = device->clock().now_ns() - replay_started_ns;
+  result.stats = stats_delta(before, device->ftl().stats());
+  result.replay_erases = erase_spread(device->chip(), erases_before);
+  result.end_erases = erase_spread(device->chip());
+  result.total_requests = result.prefill_requests + result.aging_requests + result.stats.read_requests +
+                          result.stats.write_requests;
+  device.reset();
+  result.total_wall_seconds = seconds_since(run_started);
+  return result;
+}
+
+}  // namespace flashdir::sim

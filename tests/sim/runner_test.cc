@@ -1,0 +1,164 @@
+// End to end: plan and run configurations on synthetic workloads and on a real trace.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "flashdir/sim/runner.h"
+#include "flashdir/sim/simulation.h"
+
+using namespace flashdir;
+using namespace flashdir::sim;
+
+namespace {
+
+Trace synthetic(const std::string& text) {
+  auto spec = parse_synthetic(text);
+  INFO(text << ": " << spec.status().to_string());
+  REQUIRE(spec.is_ok());
+  auto trace = generate(*spec);
+  REQUIRE(trace.is_ok());
+  return std::move(trace).value();
+}
+
+// Plans `config` alone on `trace` and runs it.
+RunResult run(const Trace& trace, const SimConfig& config) {
+  Variant variant;
+  variant.config = config;
+  auto plan = plan_simulation(trace, {variant});
+  INFO(plan.status().to_string());
+  REQUIRE(plan.is_ok());
+  const PlannedRun& planned = plan->runs[0];
+  auto result =
+      run_configuration(planned.variant.config, planned.geometry, plan->traces[planned.trace_index]);
+  INFO(result.status().to_string());
+  REQUIRE(result.is_ok());
+  return std::move(result).value();
+}
+
+SimConfig with(std::initializer_list<std::pair<const char*, const char*>> settings) {
+  SimConfig config;
+  for (const auto& [key, value] : settings) {
+    INFO(key << "=" << value);
+    REQUIRE(config.set(key, value).is_ok());
+  }
+  return config;
+}
+
+constexpr const char* kSmall = "uniform,read=0.5,ws=8M,count=3000,seed=11";
+
+}  // namespace
+
+TEST_CASE("runner: every mapping scheme collects garbage after prefill and aging", "[sim][runner]") {
+  const Trace trace = synthetic(kSmall);
+  for (const char* mapping : {"cftl", "dftl", "page"}) {
+    INFO(mapping);
+    const RunResult r = run(trace, with({{"mapping", mapping}}));
+    CHECK(r.requests == 3000);
+    CHECK(r.reads + r.writes == 3000);
+    CHECK(r.reads == trace.reads);
+    CHECK(r.stats.read_requests == r.reads);  // nothing was cut
+    CHECK(r.stats.write_requests == r.writes);
+    CHECK(r.stats.write_pages == r.writes);
+    CHECK(r.stats.gc_runs > 0);
+    CHECK(r.stats.chip_block_erases > 0);
+    CHECK(r.stats.write_amplification() >= 1.0);
+    CHECK(r.prefill_requests == (r.logical_pages + 127) / 128);
+    CHECK(r.aging_pages == r.logical_pages);
+    CHECK(r.total_requests == r.prefill_requests + r.aging_requests + 3000);
+    CHECK(r.replay_erases.max >= 1);
+    CHECK(r.end_erases.mean >= r.replay_erases.mean);
+    // Synthetic arrivals are all at 0: closed loop, so response = service.
+    CHECK(r.closed_loop);
+    CHECK(r.service_ns > 0);
+    CHECK(r.response_ns == r.service_ns);
+    CHECK(r.mean_service_us() > 0);
+    CHECK(r.replay_wall_seconds > 0);
+    CHECK(r.replay_requests_per_second() > 0);
+  }
+}
+
+TEST_CASE("runner: without prefill and aging a small workload finds free space", "[sim][runner]") {
+  const RunResult r = run(synthetic(kSmall), with({{"prefill", "off"}, {"age", "0"}}));
+  CHECK(r.prefill_requests == 0);
+  CHECK(r.aging_requests == 0);
+  CHECK(r.stats.gc_runs == 0);
+  CHECK(r.stats.write_amplification() >= 1.0);
+}
+
+TEST_CASE("runner: a run is reproducible, and the backend changes nothing but speed", "[sim][runner]") {
+  const Trace trace = synthetic(kSmall);
+  const RunResult a = run(trace, with({}));
+  const RunResult b = run(trace, with({}));
+  const RunResult memory = run(trace, with({{"backend", "memory"}}));
+  for (const RunResult* r : {&b, &memory}) {
+    CHECK(r->stats.chip_page_programs == a.stats.chip_page_programs);
+    CHECK(r->stats.chip_page_reads == a.stats.chip_page_reads);
+    CHECK(r->stats.gc_runs == a.stats.gc_runs);
+    CHECK(r->service_ns == a.service_ns);
+    CHECK(r->replay_erases == a.replay_erases);
+  }
+  const RunResult reseeded = run(trace, with({{"seed", "2"}}));
+  CHECK(reseeded.stats.chip_page_programs != a.stats.chip_page_programs);
+}
+
+TEST_CASE("runner: open loop waits for arrivals and queues behind a busy chip", "[sim][runner]") {
+  const Trace trace = synthetic("uniform,read=0.5,ws=8M,count=2000,seed=4,interarrival=400us");
+  const RunResult open = run(trace, with({}));
+  CHECK_FALSE(open.closed_loop);
+  CHECK(open.response_ns >= open.service_ns);
+  CHECK(open.response_ns_max > 0);
+  CHECK(open.simulated_ns >= 1999 * 400'000ULL);
+
+  const RunResult faster = run(trace, with({{"time-scale", "0.1"}}));
+  CHECK(faster.simulated_ns < open.simulated_ns);
+  CHECK(faster.mean_response_us() > open.mean_response_us());
+  CHECK(faster.service_ns == open.service_ns);  // the same work, only queued differently
+
+  const RunResult closed = run(trace, with({{"closed-loop", "on"}}));
+  CHECK(closed.closed_loop);
+  CHECK(closed.response_ns == closed.service_ns);
+  CHECK(closed.simulated_ns < open.simulated_ns);
+
+  const RunResult twice = run(trace, with({{"repeat", "2"}}));
+  CHECK(twice.requests == 4000);
+  CHECK(twice.stats.read_requests + twice.stats.write_requests == 4000);
+  CHECK(twice.simulated_ns >= 2 * 1999 * 400'000ULL);  // the second pass starts where the first ended
+}
+
+TEST_CASE("runner: flushes write checkpoints at the interval", "[sim][runner]") {
+  const RunResult r = run(synthetic(kSmall), with({{"flush-every", "100"}, {"checkpoint-interval", "256"}}));
+  CHECK(r.flushes == 30);
+  CHECK(r.stats.checkpoints > 0);
+  const RunResult never = run(synthetic(kSmall), with({}));
+  CHECK(never.flushes == 0);
+  CHECK(never.stats.checkpoints == 0);
+}
+
+TEST_CASE("runner: financial1-head replays through the FTL", "[sim][runner][traces]") {
+  const auto path =
+      std::filesystem::path(FLASHDIR_SOURCE_ROOT) / "bench" / "traces" / "financial1-head.ascii";
+  auto trace = load_trace(path, {});
+  INFO(trace.status().to_string());
+  REQUIRE(trace.is_ok());
+  const RunResult r = run(*trace, with({}));
+  CHECK(r.requests == 10'000);
+  CHECK(r.reads == 4078);
+  CHECK(r.writes == 5922);
+  CHECK_FALSE(r.closed_loop);
+  CHECK(r.stats.gc_runs > 0);
+  CHECK(r.stats.write_amplification() >= 1.0);
+  CHECK(r.mean_response_us() >= r.mean_service_us());
+  CHECK(r.simulated_ns >= trace->duration_ns);
+}
+
+TEST_CASE("runner: a chip too small for the footprint is refused", "[sim][runner]") {
+  const Trace trace = synthetic(kSmall);
+  Variant variant;
+  auto plan = plan_simulation(trace, {variant});
+  REQUIRE(plan.is_ok());
+  Geometry small = plan->runs[0].geometry;
+  small.block_count = 16;
+  auto result = run_configuration(variant.config, small, plan->traces[0]);
+  REQUIRE_FALSE(result.is_ok());
+  CHECK_THAT(result.status().message(), Catch::Contains("too small"));
+}
