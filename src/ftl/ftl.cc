@@ -103,6 +103,10 @@ Status Ftl::flush() { return core_->flush(); }
 std::uint64_t Ftl::durable_seq() const { return core_->durable_sequence(); }
 Status Ftl::close() { return core_->close(); }
 FtlStats Ftl::stats() const { return core_->stats(); }
+Ftl::RamSplit Ftl::ram_split() const {
+  const ram::RamUsage usage = core_->ram().usage();
+  return {usage.budget_bytes, usage.mapping_bytes, usage.buffer_bytes};
+}
 const RecoveryReport& Ftl::recovery() const { return core_->recovery_report(); }
 
 }  // namespace flashdir

@@ -74,6 +74,7 @@ class FtlCore final : public TranslationPages {
   const BlockTable& blocks() const { return blocks_; }
   GcPolicy& gc_policy() { return *policy_; }
   ram::RamManager& ram() { return *ram_; }
+  const ram::RamManager& ram() const { return *ram_; }
   const std::vector<std::uint32_t>& gtd() const { return gtd_; }
 
  private:

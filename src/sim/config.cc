@@ -155,11 +155,27 @@ Status set_gc(SimConfig& c, std::string_view text) {
   return Status::ok();
 }
 
-Status set_mapping_cache(SimConfig& c, std::string_view text) {
+Status set_ram(SimConfig& c, std::string_view text) {
   auto value = parse_size(text);
   if (!value.is_ok()) return value.status();
-  if (*value == 0) return Status::invalid_argument("the mapping cache needs at least one byte");
-  c.mapping_cache_bytes = *value;
+  c.ram.budget_bytes = *value;
+  return Status::ok();
+}
+
+Status set_ram_policy(SimConfig& c, std::string_view text) { return parse_ram_policy(text, c.ram); }
+
+Status set_aps_interval(SimConfig& c, std::string_view text) {
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  if (*value == 0) return Status::invalid_argument("APS needs an interval of at least one request");
+  c.ram.aps_interval_requests = *value;
+  return Status::ok();
+}
+
+Status set_aps_tune_unit(SimConfig& c, std::string_view text) {
+  auto value = parse_size(text);
+  if (!value.is_ok()) return value.status();
+  c.ram.aps_tune_unit_bytes = *value;
   return Status::ok();
 }
 
@@ -240,7 +256,7 @@ std::string on_off(bool value) {
   return value ? "on" : "off";
 }
 
-const std::array<KeyEntry, 20> kKeys = {{
+const std::array<KeyEntry, 23> kKeys = {{
     {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false},
      set_page_size,
      [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
@@ -280,10 +296,24 @@ const std::array<KeyEntry, 20> kKeys = {{
     {{"gc", "dual-greedy|greedy|cost-benefit", "Garbage-collection victim policy", false},
      set_gc,
      [](const SimConfig& c) { return std::string(format::gc_policy_name(c.gc)); }},
-    {{"mapping-cache", "SIZE",
-      "Device RAM, all of it for cached mapping entries (CMT / CPMT + CBMT); page mapping ignores it", false},
-     set_mapping_cache,
-     [](const SimConfig& c) { return size_text(c.mapping_cache_bytes); }},
+    {{"ram", "SIZE",
+      "Device RAM shared by the mapping cache and the write buffer, bytes (the page scheme's whole map is "
+      "free and not counted)",
+      false},
+     set_ram,
+     [](const SimConfig& c) { return size_text(c.ram.budget_bytes); }},
+    {{"ram-policy", "tree|aps|static:P",
+      "How the RAM is shared: TreeFTL, adaptive partitioning, or P percent for mapping (static:100 = mapping "
+      "cache only)",
+      false},
+     set_ram_policy,
+     [](const SimConfig& c) { return ram_policy_label(c.ram); }},
+    {{"aps-interval", "REQUESTS", "APS: requests between repartitions", false},
+     set_aps_interval,
+     [](const SimConfig& c) { return std::to_string(c.ram.aps_interval_requests); }},
+    {{"aps-tune-unit", "SIZE", "APS: bytes moved per unit of benefit ratio; 0 = one mapping entry (the paper)", false},
+     set_aps_tune_unit,
+     [](const SimConfig& c) { return size_text(c.ram.aps_tune_unit_bytes); }},
     {{"checkpoint-interval", "PAGES",
       "Pages programmed between checkpoints (taken at flushes, see flush-every); 0 = automatic", false},
      set_checkpoint_interval,
@@ -379,12 +409,7 @@ FtlOptions SimConfig::ftl_options() const {
   options.mapping = mapping;
   options.gc = gc;
   options.overprovision_permille = overprovision_permille;
-  options.mapping_cache_bytes = mapping_cache_bytes;
-  // The device RAM is the mapping cache alone (static:100, the FTL papers' setting) until the
-  // simulator takes RAM policies; the page scheme's map is free, so it gets no RAM at all.
-  options.ram.policy = format::RamPolicy::static_split;
-  options.ram.static_mapping_percent = 100;
-  options.ram.budget_bytes = mapping == format::MappingScheme::page ? 0 : mapping_cache_bytes;
+  options.ram = ram;
   options.checkpoint_interval_pages = checkpoint_interval_pages;
   return options;
 }

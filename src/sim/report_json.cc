@@ -59,6 +59,8 @@ json stats_json(const FtlStats& s) {
       {"ram_budget_bytes", s.ram_budget_bytes},
       {"ram_peak_mapping_bytes", s.ram_peak_mapping_bytes},
       {"ram_peak_buffer_bytes", s.ram_peak_buffer_bytes},
+      {"ram_mapping_share_sum", s.ram_mapping_share_sum},
+      {"aps_repartitions", s.aps_repartitions},
       {"checkpoints", s.checkpoints},
       {"checkpoint_pages", s.checkpoint_pages},
       {"service_ns", s.service_ns},
@@ -91,6 +93,13 @@ json configuration_json(const ConfigurationReport& c) {
   out["write_amplification"] = r.stats.write_pages == 0 ? json(nullptr) : json(r.stats.write_amplification());
   out["mapping_hit_ratio"] = ratio(r.stats.mapping_hits, r.stats.mapping_lookups);
   out["cbmt_hit_ratio"] = ratio(r.stats.cbmt_hits, r.stats.cbmt_lookups);
+  out["mapping_read_hit_ratio"] = ratio(r.stats.mapping_read_hits, r.stats.mapping_read_lookups);
+  out["mapping_write_hit_ratio"] = ratio(r.stats.mapping_write_hits, r.stats.mapping_write_lookups);
+  out["buffer_read_hit_ratio"] = ratio(r.stats.buffer_read_hits, r.stats.buffer_read_lookups);
+  out["buffer_write_hit_ratio"] = ratio(r.stats.buffer_write_hits, r.stats.buffer_write_lookups);
+  out["mean_mapping_share"] = r.stats.mean_mapping_share();
+  out["mapping_share_series"] = r.mapping_share;
+  out["ram_ns"] = r.stats.ram_ns;
   out["erases_per_block"] = spread(r.replay_erases);
   out["erases_per_block_since_format"] = spread(r.end_erases);
   out["closed_loop"] = r.closed_loop;

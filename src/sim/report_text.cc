@@ -113,6 +113,32 @@ std::vector<Row> table_rows() {
       {"translation page reads", count(&FtlStats::translation_page_reads)},
       {"translation page writes", count(&FtlStats::translation_page_writes)},
       {"mapping hit ratio", [](C, R r) { return ratio_text(r.stats.mapping_hits, r.stats.mapping_lookups); }},
+      {"  reads / writes",
+       [](C, R r) {
+         return ratio_text(r.stats.mapping_read_hits, r.stats.mapping_read_lookups) + " / " +
+                ratio_text(r.stats.mapping_write_hits, r.stats.mapping_write_lookups);
+       }},
+      {"buffer hit ratio reads / writes",
+       [](C, R r) {
+         return ratio_text(r.stats.buffer_read_hits, r.stats.buffer_read_lookups) + " / " +
+                ratio_text(r.stats.buffer_write_hits, r.stats.buffer_write_lookups);
+       }},
+      {"RAM mapping share mean / end",
+       [](C, R r) {
+         const double end = r.mapping_share.empty() ? 0.0 : r.mapping_share.back().second;
+         return fmt::format("{:.1f}% / {:.1f}%", 100 * r.stats.mean_mapping_share(), 100 * end);
+       }},
+      {"RAM peak mapping / buffer",
+       [](C, R r) {
+         return format_size(r.stats.ram_peak_mapping_bytes) + " / " + format_size(r.stats.ram_peak_buffer_bytes);
+       }},
+      {"evicted data / entries / TPs",
+       [](C, R r) {
+         return fmt::format("{} / {} / {}", r.stats.evicted_data_pages, r.stats.evicted_mapping_entries,
+                            r.stats.evicted_translation_pages);
+       }},
+      {"bypassed write pages", count(&FtlStats::bypass_write_pages)},
+      {"APS repartitions", count(&FtlStats::aps_repartitions)},
       {"CBMT hit ratio", [](C, R r) { return ratio_text(r.stats.cbmt_hits, r.stats.cbmt_lookups); }},
       {"conversions to block / to page",
        [](C, R r) {
@@ -124,7 +150,8 @@ std::vector<Row> table_rows() {
       {"mean response (us)", [](C, R r) { return fmt::format("{:.2f}", r.mean_response_us()); }},
       {"max response (us)",
        [](C, R r) { return fmt::format("{:.2f}", static_cast<double>(r.response_ns_max) / 1e3); }},
-      {"chip busy time", [](C, R r) { return duration_text(r.stats.chip_busy_ns); }},
+      {"service time: chip / RAM",
+       [](C, R r) { return duration_text(r.stats.chip_busy_ns) + " / " + duration_text(r.stats.ram_ns); }},
       {"simulated time", [](C, R r) { return duration_text(r.simulated_ns); }},
       {"sim speed, replay (req/s)", [](C, R r) { return rate_text(r.replay_requests_per_second()); }},
       {"sim speed, whole run (req/s)", [](C, R r) { return rate_text(r.total_requests_per_second()); }},

@@ -124,6 +124,8 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
   const double scale = config.time_scale;
   const std::uint64_t flush_every = config.flush_every_requests;
   std::uint64_t since_flush = 0;
+  std::uint64_t completed = 0;
+  const std::uint64_t sample_every = std::max<std::uint64_t>(1, trace.requests.size() * config.repeat / 256);
   const ReplayRequest* const begin = trace.requests.data();
   const ReplayRequest* const end = begin + trace.requests.size();
   for (std::uint32_t pass = 0; pass < config.repeat; ++pass) {
@@ -156,6 +158,12 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       result.response_ns += response_ns;
       result.response_ns_max = std::max(result.response_ns_max, response_ns);
       ++(r->is_read() ? result.reads : result.writes);
+      if (++completed % sample_every == 0) {
+        const Ftl::RamSplit split = device.ftl().ram_split();
+        result.mapping_share.emplace_back(completed, split.budget_bytes == 0 ? 0.0
+                                                     : static_cast<double>(split.mapping_bytes) /
+                                                           static_cast<double>(split.budget_bytes));
+      }
       if (flush_every != 0 && ++since_flush == flush_every) {
         since_flush = 0;
         if (Status f = device.ftl().flush(); !f.is_ok()) return f.with_context("flush");

@@ -57,7 +57,7 @@ TEST_CASE("flashdir-sim refuses bad input with one line and a non-zero exit", "[
       {"/nonexistent/trace", "does not exist"},
       {std::string(kWorkload) + " --mapping ftl", "mapping=ftl"},
       {std::string(kWorkload) + " --compare gc=greedy,lazy", "gc=lazy"},
-      {std::string(kWorkload) + " --compare ram=1M", "unknown key 'ram'"},
+      {std::string(kWorkload) + " --compare rum=1M", "unknown key 'rum'"},
       {std::string(kWorkload) + " --size 8M", "too small"},
       {std::string(kWorkload) + " --format msr", "apply to a trace file"},
       {"--synthetic uniform,ws=4M", "count="},
@@ -97,7 +97,8 @@ TEST_CASE("flashdir-sim --help lists the options and the comparable keys", "[sim
                            "--op",
                            "--mapping",
                            "--gc",
-                           "--mapping-cache",
+                           "--ram",
+                           "--ram-policy",
                            "--checkpoint-interval",
                            "--backend",
                            "--seed"}) {

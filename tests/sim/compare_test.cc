@@ -24,7 +24,7 @@ TEST_CASE("compare: an axis is a key and its values", "[sim][compare]") {
   CHECK(a.key == "mapping");
   CHECK(a.values == std::vector<std::string>{"cftl", "dftl", "page"});
   CHECK(axis("op=7").values == std::vector<std::string>{"7"});
-  CHECK(axis("mapping-cache=16K,1M").values.size() == 2);
+  CHECK(axis("ram=16K,1M").values.size() == 2);
 }
 
 TEST_CASE("compare: bad axes are refused with the key or value named", "[sim][compare]") {
@@ -35,7 +35,7 @@ TEST_CASE("compare: bad axes are refused with the key or value named", "[sim][co
   const Case cases[] = {
       {"mapping", "expected KEY=VALUE1,VALUE2"},
       {"=cftl", "expected KEY=VALUE1,VALUE2"},
-      {"ram=64M,1G", "unknown key 'ram'"},
+      {"rum=64M,1G", "unknown key 'rum'"},
       {"mapping=cftl,ftl", "mapping=ftl: unknown mapping scheme"},
       {"op=7,,20", "empty value"},
       {"op=", "empty value"},

@@ -24,9 +24,10 @@ TEST_CASE("sim config: every key prints its default in a form set() reads back",
     REQUIRE(copy.set(key.name, *text).is_ok());
     CHECK(copy.get(key.name).value() == *text);
   }
-  CHECK(names.size() == 20);
+  CHECK(names.size() == 23);
   CHECK(defaults.get("page-size").value() == "4K");
-  CHECK(defaults.get("mapping-cache").value() == "64K");
+  CHECK(defaults.get("ram").value() == "1M");
+  CHECK(defaults.get("ram-policy").value() == "tree");
   CHECK(defaults.get("op").value() == "7");
   CHECK(defaults.get("gc").value() == "dual-greedy");
   CHECK(defaults.get("size").value() == "auto");
@@ -63,8 +64,15 @@ TEST_CASE("sim config: each key sets its field", "[sim][config]") {
       {"gc", "greedy", [](const SimConfig& c) { return c.gc == format::GcPolicy::greedy; }, "greedy"},
       {"gc", "cost-benefit", [](const SimConfig& c) { return c.gc == format::GcPolicy::cost_benefit; },
        "cost-benefit"},
-      {"mapping-cache", "1M", [](const SimConfig& c) { return c.mapping_cache_bytes == 1 << 20; }, "1M"},
-      {"mapping-cache", "1000", [](const SimConfig& c) { return c.mapping_cache_bytes == 1000; }, "1000"},
+      {"ram", "16M", [](const SimConfig& c) { return c.ram.budget_bytes == 16 << 20; }, "16M"},
+      {"ram", "1000", [](const SimConfig& c) { return c.ram.budget_bytes == 1000; }, "1000"},
+      {"ram-policy", "aps", [](const SimConfig& c) { return c.ram.policy == format::RamPolicy::aps; }, "aps"},
+      {"ram-policy", "static:30",
+       [](const SimConfig& c) {
+         return c.ram.policy == format::RamPolicy::static_split && c.ram.static_mapping_percent == 30;
+       },
+       "static:30"},
+      {"aps-interval", "500", [](const SimConfig& c) { return c.ram.aps_interval_requests == 500; }, "500"},
       {"checkpoint-interval", "4096", [](const SimConfig& c) { return c.checkpoint_interval_pages == 4096; },
        "4096"},
       {"flush-every", "100", [](const SimConfig& c) { return c.flush_every_requests == 100; }, "100"},
@@ -116,7 +124,9 @@ TEST_CASE("sim config: bad values are refused with the key named, and change not
       {"op", "-1", "at least 0"},
       {"mapping", "ftl", "ftl"},
       {"gc", "random", "random"},
-      {"mapping-cache", "0", "at least one byte"},
+      {"ram-policy", "lru", "unknown RAM policy"},
+      {"ram-policy", "static:101", "P in 0..100"},
+      {"aps-interval", "0", "at least one request"},
       {"checkpoint-interval", "-5", "not a whole number"},
       {"flush-every", "1.5", "not a whole number"},
       {"prefill", "maybe", "expected on or off"},
@@ -142,8 +152,8 @@ TEST_CASE("sim config: bad values are refused with the key named, and change not
       CHECK(config.get(key.name).value() == SimConfig().get(key.name).value());
   }
   SimConfig config;
-  const Status unknown = config.set("ram", "64M");
-  CHECK_THAT(unknown.message(), Catch::Contains("unknown key 'ram'") && Catch::Contains("mapping-cache"));
+  const Status unknown = config.set("mapping-cache", "64M");
+  CHECK_THAT(unknown.message(), Catch::Contains("unknown key 'mapping-cache'") && Catch::Contains("ram-policy"));
 }
 
 TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][config]") {
@@ -151,7 +161,8 @@ TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][co
   REQUIRE(config.set("mapping", "dftl").is_ok());
   REQUIRE(config.set("gc", "cost-benefit").is_ok());
   REQUIRE(config.set("op", "20").is_ok());
-  REQUIRE(config.set("mapping-cache", "128K").is_ok());
+  REQUIRE(config.set("ram", "128K").is_ok());
+  REQUIRE(config.set("ram-policy", "static:100").is_ok());
   REQUIRE(config.set("checkpoint-interval", "512").is_ok());
   REQUIRE(config.set("page-size", "2K").is_ok());
   REQUIRE(config.set("pages-per-block", "64").is_ok());
@@ -160,7 +171,9 @@ TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][co
   CHECK(options.mapping == format::MappingScheme::dftl);
   CHECK(options.gc == format::GcPolicy::cost_benefit);
   CHECK(options.overprovision_permille == 200);
-  CHECK(options.mapping_cache_bytes == 128 << 10);
+  CHECK(options.ram.budget_bytes == 128 << 10);
+  CHECK(options.ram.policy == format::RamPolicy::static_split);
+  CHECK(options.ram.static_mapping_percent == 100);
   CHECK(options.checkpoint_interval_pages == 512);
   const Geometry g = config.geometry(100);
   CHECK(g.page_size_bytes == 2048);

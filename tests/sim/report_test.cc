@@ -104,7 +104,11 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
                           "erases per block min/mean/max",
                           "mean service (us)",
                           "mean response (us)",
-                          "chip busy time",
+                          "service time: chip / RAM",
+                          "buffer hit ratio reads / writes",
+                          "RAM mapping share mean / end",
+                          "evicted data / entries / TPs",
+                          "APS repartitions",
                           "sim speed, replay (req/s)",
                           "sim speed, whole run (req/s)"}) {
     CHECK_THAT(table, Catch::Contains(row));
@@ -116,5 +120,5 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
     CHECK(table.find('\n', at) - at == first_end);
     ++lines;
   }
-  CHECK(lines == 29);
+  CHECK(lines == 36);
 }

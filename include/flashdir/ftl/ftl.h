@@ -87,6 +87,13 @@ class Ftl {
   Status close();
 
   FtlStats stats() const;
+  // How the device RAM is split right now (cheap, unlike stats()).
+  struct RamSplit {
+    std::uint64_t budget_bytes = 0;
+    std::uint64_t mapping_bytes = 0;
+    std::uint64_t buffer_bytes = 0;
+  };
+  RamSplit ram_split() const;
   const RecoveryReport& recovery() const;
 
   ftl::FtlCore& core() { return *core_; }  // internals, for tests and fsck

@@ -54,9 +54,6 @@ struct FtlOptions {
   // Spare space as a share of the data area, in per mille; fixed at format time (open reads
   // it from the checkpoint).
   std::uint16_t overprovision_permille = 70;
-  // RAM for cached mapping entries (CMT / CPMT + CBMT); the `page` scheme keeps the whole map
-  // and ignores it.
-  std::uint64_t mapping_cache_bytes = 64 << 10;
   RamOptions ram;
   // Pages programmed since the last checkpoint before flush() writes a new one; 0 means
   // automatic (1/32 of the chip, at least one block).

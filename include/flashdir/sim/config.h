@@ -43,6 +43,13 @@ struct ConfigKey {
 };
 
 struct SimConfig {
+  // 1 MiB of device RAM, shared by TreeFTL.
+  static RamOptions default_ram() {
+    RamOptions options;
+    options.budget_bytes = 1 << 20;
+    return options;
+  }
+
   // ---- the chip
   std::uint32_t page_size_bytes = Geometry::kDefaultPageSizeBytes;  // page-size
   std::uint32_t pages_per_block = Geometry::kDefaultPagesPerBlock;  // pages-per-block
@@ -56,8 +63,7 @@ struct SimConfig {
   std::uint16_t overprovision_permille = 70;                    // op, given in percent
   format::MappingScheme mapping = format::MappingScheme::cftl;  // mapping
   format::GcPolicy gc = format::GcPolicy::dual_greedy;          // gc
-  // mapping-cache: the device RAM, all of it for mapping entries (RAM policy static:100)
-  std::uint64_t mapping_cache_bytes = 64 << 10;
+  RamOptions ram = default_ram();               // ram, ram-policy, aps-interval, aps-tune-unit
   std::uint64_t checkpoint_interval_pages = 0;  // checkpoint-interval; 0 = automatic
 
   // ---- the replay

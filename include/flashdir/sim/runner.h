@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "flashdir/ftl/stats.h"
 #include "flashdir/geometry.h"
@@ -41,6 +43,9 @@ struct RunResult {
   std::uint64_t response_ns = 0;
   std::uint64_t response_ns_max = 0;
   std::uint64_t simulated_ns = 0;  // simulated time the measured replay spanned
+  // The device RAM's mapping share (0..1) along the replay, about 256 samples:
+  // (requests replayed so far, share).
+  std::vector<std::pair<std::uint64_t, double>> mapping_share;
 
   // Before the replay.
   std::uint64_t prefill_requests = 0;
