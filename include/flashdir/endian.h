@@ -3,6 +3,7 @@
 // the host's byte order, padding or compiler.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 
@@ -25,7 +26,12 @@ class LittleEndianWriter {
   std::size_t offset() const { return offset_; }
 
  private:
-  void put(std::uint64_t v, std::size_t width);
+  // Inline: these run for every OOB record of every page the FTL touches.
+  void put(std::uint64_t v, std::size_t width) {
+    assert(offset_ + width <= out_.size());
+    for (std::size_t i = 0; i < width; ++i) out_[offset_ + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    offset_ += width;
+  }
   ByteSpan out_;
   std::size_t offset_ = 0;
 };
@@ -45,7 +51,13 @@ class LittleEndianReader {
   std::size_t offset() const { return offset_; }
 
  private:
-  std::uint64_t get(std::size_t width);
+  std::uint64_t get(std::size_t width) {
+    assert(offset_ + width <= in_.size());
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < width; ++i) v |= static_cast<std::uint64_t>(in_[offset_ + i]) << (8 * i);
+    offset_ += width;
+    return v;
+  }
   ConstByteSpan in_;
   std::size_t offset_ = 0;
 };

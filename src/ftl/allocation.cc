@@ -69,8 +69,8 @@ Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) 
   const Geometry& g = layout_.geometry;
   std::vector<Ppn> placed;
   placed.reserve(pages.size());
-  std::vector<std::uint8_t> data;
-  std::vector<std::uint8_t> oobs;
+  std::vector<std::uint8_t>& data = program_data_;  // scratch, reused: no allocation per request
+  std::vector<std::uint8_t>& oobs = program_oobs_;
   for (std::size_t i = 0; i < pages.size();) {
     const Stream stream = pages[i].stream;
     auto block = open_frontier(stream);
@@ -82,8 +82,8 @@ Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) 
            pages[i + n].data.empty() == !with_data) {
       ++n;
     }
-    data.assign(with_data ? n * g.page_size_bytes : 0, 0);
-    oobs.assign(n * g.oob_size_bytes, 0);
+    data.resize(with_data ? n * g.page_size_bytes : 0);  // every byte is written below
+    oobs.resize(n * g.oob_size_bytes);
     for (std::size_t k = 0; k < n; ++k) {
       const PageToProgram& page = pages[i + k];
       format::OobRecord record;

@@ -143,7 +143,10 @@ Status FtlCore::read(std::uint64_t tpn, std::span<std::uint32_t> entries) {
     return Status::ok();
   }
   const Geometry& g = layout_.geometry;
-  std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
+  std::vector<std::uint8_t>& data = translation_data_;  // scratch: no allocation per read
+  std::vector<std::uint8_t>& oob = translation_oob_;
+  data.resize(g.page_size_bytes);
+  oob.resize(g.oob_size_bytes);
   for (int attempt = 1;; ++attempt) {
     if (Status s = chip_.read(Ppn(gtd_[tpn]), 1, data, oob); !s.is_ok()) return fail(s);
     auto record = format::decode_oob(oob);

@@ -148,6 +148,11 @@ class FtlCore final : public TranslationPages {
   std::map<std::uint64_t, std::uint32_t> buffered_versions_;  // pending_since -> buffered pages with it
   std::vector<std::uint64_t> trimmed_pending_;  // holds of buffered pages trimmed before the next flush
   std::uint64_t ram_page_ops_ = 0;
+  // Scratch buffers of the request paths, kept to avoid allocating per request.
+  std::vector<std::uint8_t> program_data_, program_oobs_, read_oobs_, translation_data_, translation_oob_;
+  std::vector<std::uint32_t> read_ppns_, old_ppns_;
+  std::vector<bool> read_buffered_;
+  std::vector<PageToProgram> host_programs_;
   std::vector<std::uint32_t> gtd_;
   std::array<std::optional<BlockNumber>, kStreamCount> frontiers_;
   std::set<std::pair<std::uint32_t, std::uint64_t>> free_blocks_;  // (erase count, block): least worn first

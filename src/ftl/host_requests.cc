@@ -23,13 +23,15 @@ Status FtlCore::program_host_pages(std::span<const HostPage> pages) {
   const Geometry& g = layout_.geometry;
   // Room for the pages whichever host frontier they go to.
   FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::hot, pages.size()) + blocks_needed(Stream::cold, pages.size())));
-  std::vector<std::uint32_t> old(pages.size());
+  std::vector<std::uint32_t>& old = old_ppns_;
+  old.resize(pages.size());
   for (std::size_t i = 0; i < pages.size(); ++i) {
     auto ppn = ram_->lookup(pages[i].lpn, Access::flush);
     if (!ppn.is_ok()) return fail(ppn.status());
     old[i] = *ppn;
   }
-  std::vector<PageToProgram> programs(pages.size());
+  std::vector<PageToProgram>& programs = host_programs_;
+  programs.resize(pages.size());
   for (std::size_t i = 0; i < pages.size(); ++i) {
     bool hot = pages[i].hint == WriteHint::hot;
     if (pages[i].hint == WriteHint::none && old[i] != kUnmappedPpn) {
@@ -114,8 +116,10 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
   const std::uint64_t started = clock_.now_ns();
   ram_->note_access(first, count, Access::read);
   // Buffered pages are the newest: RAM first, flash for the rest.
-  std::vector<std::uint32_t> ppns(count, kUnmappedPpn);
-  std::vector<bool> buffered(count, false);
+  std::vector<std::uint32_t>& ppns = read_ppns_;
+  ppns.assign(count, kUnmappedPpn);
+  std::vector<bool>& buffered = read_buffered_;
+  buffered.assign(count, false);
   for (std::uint32_t i = 0; i < count; ++i) {
     if (const ram::BufferedPage* page = ram_->find(first + i)) {
       buffered[i] = true;
@@ -131,7 +135,8 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
     if (!ppn.is_ok()) return fail(ppn.status());
     ppns[i] = *ppn;
   }
-  std::vector<std::uint8_t> oob(std::size_t{count} * g.oob_size_bytes);
+  std::vector<std::uint8_t>& oob = read_oobs_;
+  oob.resize(std::size_t{count} * g.oob_size_bytes);
   for (std::uint32_t i = 0; i < count;) {
     if (buffered[i]) {
       ++i;

@@ -10,6 +10,7 @@
 
 #include <absl/container/btree_map.h>
 #include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
 #include <cassert>
@@ -45,20 +46,46 @@ struct EntryCache::State {
   explicit State(const EntryCacheOptions& o) : options(o), order(o.eviction) {}
 
   EntryCacheOptions options;
+  // Runs by first LPN. With the consecutive field a lookup needs the run starting at or
+  // before an LPN, so the index is ordered; without it every run is one page and a hash map
+  // answers in one probe (the hot path of DFTL).
   absl::btree_map<std::uint64_t, std::uint32_t> slot_by_start;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> slot_by_page;
+
+  bool ordered() const { return options.consecutive; }
+  std::uint64_t indexed() const { return ordered() ? slot_by_start.size() : slot_by_page.size(); }
+  // The slot of the run starting at `lpn`, or kNoSlot.
+  std::uint32_t starting_at(std::uint64_t lpn) const {
+    if (ordered()) {
+      auto it = slot_by_start.find(lpn);
+      return it == slot_by_start.end() ? kNoSlot : it->second;
+    }
+    auto it = slot_by_page.find(lpn);
+    return it == slot_by_page.end() ? kNoSlot : it->second;
+  }
+  void unindex(std::uint64_t lpn) {
+    if (ordered()) slot_by_start.erase(lpn);
+    else slot_by_page.erase(lpn);
+  }
   absl::btree_set<std::uint64_t> dirty_starts;
   std::vector<Run> runs;  // indexed by slot
   std::vector<std::uint32_t> free_slots;
   EvictionOrder order;
 
-  // The slot of the run covering `lpn`, or kNoSlot.
+  // The slot of the run covering `lpn`, or kNoSlot. The pages of one request usually fall in
+  // the run the previous page hit, so that run is tried before the B-tree.
   std::uint32_t find_covering(std::uint64_t lpn) const {
+    if (last_hit != kNoSlot && runs[last_hit].covers(lpn)) return last_hit;
+    if (!ordered()) return starting_at(lpn);
     auto it = slot_by_start.upper_bound(lpn);
     if (it == slot_by_start.begin()) return kNoSlot;
     --it;
     const std::uint32_t slot = it->second;
-    return runs[slot].covers(lpn) ? slot : kNoSlot;
+    if (!runs[slot].covers(lpn)) return kNoSlot;
+    last_hit = slot;
+    return slot;
   }
+  mutable std::uint32_t last_hit = kNoSlot;  // a slot in use, or kNoSlot
 
   // Stores `run` in a slot and indexes it; the caller links it into the eviction order.
   std::uint32_t add(const Run& run) {
@@ -72,7 +99,8 @@ struct EntryCache::State {
       free_slots.pop_back();
       runs[slot] = run;
     }
-    [[maybe_unused]] const bool inserted = slot_by_start.emplace(run.lpn, slot).second;
+    [[maybe_unused]] const bool inserted =
+        ordered() ? slot_by_start.emplace(run.lpn, slot).second : slot_by_page.emplace(run.lpn, slot).second;
     assert(inserted && "two runs start at the same LPN");
     if (run.dirty) dirty_starts.insert(run.lpn);
     return slot;
@@ -140,8 +168,10 @@ void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) 
   if (!s.options.consecutive) length = 1;
   // Cut the run short before the next cached LPN: the cached entry is newer than the
   // translation page the run was read from.
-  if (auto next = s.slot_by_start.upper_bound(lpn.value); next != s.slot_by_start.end()) {
-    length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, next->first - lpn.value));
+  if (s.ordered()) {
+    if (auto next = s.slot_by_start.upper_bound(lpn.value); next != s.slot_by_start.end()) {
+      length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, next->first - lpn.value));
+    }
   }
   assert((ppn == kUnmappedPpn || std::uint64_t{ppn} + length <= kUnmappedPpn) &&
          "a mapped run would reach the unmapped marker");
@@ -166,14 +196,14 @@ std::optional<CachedRun> EntryCache::victim() const {
 
 void EntryCache::remove(Lpn run_start) {
   State& s = *state_;
-  const auto it = s.slot_by_start.find(run_start.value);
-  assert(it != s.slot_by_start.end() && "remove of an LPN that starts no entry");
-  if (it == s.slot_by_start.end()) return;
-  const std::uint32_t slot = it->second;
+  const std::uint32_t slot = s.starting_at(run_start.value);
+  assert(slot != kNoSlot && "remove of an LPN that starts no entry");
+  if (slot == kNoSlot) return;
   if (s.runs[slot].dirty) s.dirty_starts.erase(run_start.value);
   s.order.erase(slot);
-  s.slot_by_start.erase(it);
+  s.unindex(run_start.value);
   s.free_slots.push_back(slot);
+  if (s.last_hit == slot) s.last_hit = kNoSlot;
 }
 
 std::vector<CachedRun> EntryCache::take_dirty(Lpn first, Lpn end) {
@@ -183,9 +213,9 @@ std::vector<CachedRun> EntryCache::take_dirty(Lpn first, Lpn end) {
   const auto begin_it = s.dirty_starts.lower_bound(first.value);
   const auto end_it = s.dirty_starts.lower_bound(end.value);
   for (auto it = begin_it; it != end_it; ++it) {
-    const auto found = s.slot_by_start.find(*it);
-    assert(found != s.slot_by_start.end() && "a dirty start without an entry");
-    Run& run = s.runs[found->second];
+    const std::uint32_t slot = s.starting_at(*it);
+    assert(slot != kNoSlot && "a dirty start without an entry");
+    Run& run = s.runs[slot];
     assert(run.dirty);
     run.dirty = false;
     taken.push_back(run.to_cached());
@@ -200,7 +230,7 @@ std::optional<Lpn> EntryCache::next_dirty(Lpn from) const {
   return Lpn(*it);
 }
 
-std::uint64_t EntryCache::entry_count() const { return state_->slot_by_start.size(); }
+std::uint64_t EntryCache::entry_count() const { return state_->indexed(); }
 
 std::uint64_t EntryCache::dirty_count() const { return state_->dirty_starts.size(); }
 
@@ -214,10 +244,10 @@ std::uint32_t EntryCache::entry_bytes() const { return state_->options.entry_byt
 
 std::vector<CachedRun> EntryCache::entries() const {
   std::vector<CachedRun> all;
-  all.reserve(state_->slot_by_start.size());
-  for (const auto& [start, slot] : state_->slot_by_start) {
-    all.push_back(state_->runs[slot].to_cached());
-  }
+  all.reserve(state_->indexed());
+  for (const auto& [start, slot] : state_->slot_by_start) all.push_back(state_->runs[slot].to_cached());
+  for (const auto& [start, slot] : state_->slot_by_page) all.push_back(state_->runs[slot].to_cached());
+  std::sort(all.begin(), all.end(), [](const CachedRun& a, const CachedRun& b) { return a.lpn < b.lpn; });
   return all;
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Reproduces the papers' comparisons with flashdir-sim on the shared traces and two synthetic
+# workloads, then renders the plots. Results land in bench/reproduce/results/ (JSON, text
+# tables, .dat files and PNGs); bench/reproduce/README.md discusses a run of it.
+#
+#   bench/reproduce/run.sh [--quick]
+#
+# --quick runs one RAM size per workload (for a smoke test); the full run takes a few minutes.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/../../scripts/setup.sh"
+ensure_packages
+configure_release
+ninja -C "$FLASHDIR_ROOT/build" sim/flashdir-sim >/dev/null
+sim="$FLASHDIR_ROOT/build/sim/flashdir-sim"
+traces="$FLASHDIR_ROOT/bench/traces"
+out="$here/results"
+mkdir -p "$out"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+# name -> input arguments. Synthetic workloads are sized like the traces' touched footprints.
+declare -A inputs=(
+  [financial1]="$traces/financial1-head.ascii"
+  [tpcc]="$traces/tpcc-small.trace"
+  [wsrch]="$traces/wsrch-small.trace"
+  [zipf-write]="--synthetic zipf:0.99,read=0.3,ws=64M,count=200000,seed=3"
+  [uniform-read]="--synthetic uniform,read=0.9,ws=64M,count=200000,seed=4"
+)
+names=(financial1 tpcc wsrch zipf-write uniform-read)
+
+# Touched footprint in MiB (from a summary-only run), for scaling the RAM sizes.
+touched_mib() {
+  # shellcheck disable=SC2086
+  "$sim" ${inputs[$1]} --json --no-prefill --age 0 --ram-policy static:100 --ram 64K 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); f=d["footprints"][0]; print(max(1, f["touched_pages"]*f["page_size_bytes"]//(1<<20)))'
+}
+
+for name in "${names[@]}"; do
+  mib=$(touched_mib "$name")
+  # RAM from 1/32 to 1/4 of the touched footprint, in the spirit of 8-64 MiB for the papers'
+  # working sets (at least 256 KiB).
+  sizes=()
+  for div in 32 16 8 4; do
+    kib=$(( mib * 1024 / div ))
+    [ $kib -lt 256 ] && kib=256
+    sizes+=("${kib}K")
+  done
+  [ $quick -eq 1 ] && sizes=("${sizes[2]}")
+  ram_list=$(IFS=,; echo "${sizes[*]}")
+  echo "== $name: touched ${mib} MiB, RAM sizes $ram_list"
+
+  # 1. RAM policies (TreeFTL Figures 4-5, APS): tree, aps, static:50 (JTL-like) and a sweep of
+  #    static splits to find the best one, at each RAM size.
+  # shellcheck disable=SC2086
+  "$sim" ${inputs[$name]} --json --compare "ram=$ram_list" \
+    --compare ram-policy=tree,aps,static:10,static:30,static:50,static:70,static:90 >"$out/$name-ram.json"
+
+  # 2. Mapping schemes with the mapping cache alone (static:100), the CFTL paper's setting.
+  # shellcheck disable=SC2086
+  "$sim" ${inputs[$name]} --json --ram-policy static:100 --ram "${sizes[0]}" \
+    --compare mapping=cftl,dftl,page >"$out/$name-mapping.json"
+
+  # 3. GC policies on the ideal page map (no translation traffic to blur them), two spare shares.
+  # shellcheck disable=SC2086
+  "$sim" ${inputs[$name]} --json --mapping page --ram-policy static:100 --ram 64K \
+    --compare gc=dual-greedy,greedy,cost-benefit --compare op=7,25 >"$out/$name-gc.json"
+done
+
+python3 "$here/tabulate.py" "$out"
+gnuplot -e "results='$out'" "$here/plots.gp"
+echo "results in $out"
