@@ -190,11 +190,7 @@ TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
 namespace {
 
 FtlOptions options_of(const std::filesystem::path& dir) {
-  const auto sb = read_superblock_file(CacheDirPaths(dir).superblock)->superblock;
-  FtlOptions options;
-  options.mapping = sb.mapping_scheme;
-  options.gc = sb.gc_policy;
-  options.overprovision_permille = sb.overprovision_permille;
+  FtlOptions options = ftl_options(read_superblock_file(CacheDirPaths(dir).superblock)->superblock);
   options.ram.budget_bytes = 16384;  // small: translation pages get written
   return options;
 }

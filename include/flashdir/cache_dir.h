@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flashdir/format.h"
+#include "flashdir/ftl/options.h"
 #include "flashdir/geometry.h"
 #include "flashdir/status.h"
 
@@ -47,6 +48,10 @@ struct FormatOptions {
 // one-line reason: a bad geometry, fewer than kMinimumCacheBlocks blocks, an existing cache or
 // a non-empty directory without `force`, and a directory that cannot be written.
 Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);
+
+// The FTL options a cache was formatted with: mapping scheme, GC policy, over-provisioning and
+// its device RAM.
+FtlOptions ftl_options(const format::Superblock& superblock);
 
 // The superblock file: two slots; see format.h.
 struct SuperblockFile {

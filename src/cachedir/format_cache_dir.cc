@@ -23,6 +23,17 @@ CacheDirPaths::CacheDirPaths(const fs::path& cache_dir)
       image(cache_dir / "nand.img"),
       catalog(cache_dir / "catalog") {}
 
+FtlOptions ftl_options(const format::Superblock& sb) {
+  FtlOptions options;
+  options.mapping = sb.mapping_scheme;
+  options.gc = sb.gc_policy;
+  options.overprovision_permille = sb.overprovision_permille;
+  options.ram.policy = sb.ram_policy;
+  options.ram.static_mapping_percent = sb.static_mapping_percent;
+  options.ram.budget_bytes = sb.ram_budget_bytes;
+  return options;
+}
+
 namespace {
 
 Result<Geometry> checked_geometry(const FormatOptions& options) {
@@ -120,11 +131,7 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
     if (!image.is_ok()) return image.status();
     SimClock clock;
     SimulatedChip chip(image.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-    FtlOptions ftl_options;
-    ftl_options.mapping = sb.mapping_scheme;
-    ftl_options.gc = sb.gc_policy;
-    ftl_options.overprovision_permille = sb.overprovision_permille;
-    auto ftl = Ftl::format(chip, clock, ftl_options);
+    auto ftl = Ftl::format(chip, clock, ftl_options(sb));
     if (!ftl.is_ok()) return ftl.status().with_context("formatting the FTL");
     FLASHDIR_TRY((*ftl)->close());
   }

@@ -6,19 +6,12 @@
 #include "../ftl/checkpoint.h"
 #include "../ftl/layout.h"
 #include "../ftl/replay.h"
+#include "flashdir/cache_dir.h"
 #include "flashdir/ftl/ftl.h"
 
 namespace flashdir {
 
 namespace {
-
-FtlOptions options_of(const format::Superblock& sb) {
-  FtlOptions options;
-  options.mapping = sb.mapping_scheme;
-  options.gc = sb.gc_policy;
-  options.overprovision_permille = sb.overprovision_permille;
-  return options;
-}
 
 // Appends `message` to `errors` unless `listed` already reached the limit (counted either way).
 void list(std::vector<std::string>& errors, std::size_t& listed, std::size_t limit, std::string message) {
@@ -118,7 +111,7 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
 
 Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock) {
   SimClock clock;
-  auto ftl = Ftl::rebuild(chip, clock, options_of(superblock));
+  auto ftl = Ftl::rebuild(chip, clock, ftl_options(superblock));
   if (!ftl.is_ok()) return ftl.status();
   return (*ftl)->close();
 }
