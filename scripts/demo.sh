@@ -17,11 +17,11 @@ else
   trap 'rm -rf "$(dirname "$cache")"' EXIT
 fi
 
-echo "### 1. mkfs.flashdir: a 64 MiB cache with SLC timings"
-"$bin/mkfs/mkfs.flashdir" "$cache" --size 64M --latency slc --force
+echo "### 1. mkfs.flashdir: a 64 MiB cache with SLC timings and 1 MiB of device RAM (TreeFTL)"
+"$bin/mkfs/mkfs.flashdir" "$cache" --size 64M --latency slc --ram 1M --ram-policy tree --force
 echo
 echo "### 2. random I/O through the FTL, a power cut at a random chip operation, recovery"
-"$bin/demo/flashdir-powercut-demo" "$cache" --seed "${FLASHDIR_DEMO_SEED:-$RANDOM}" --requests 20000
+"$bin/demo/flashdir-powercut-demo" "$cache" --seed "${FLASHDIR_DEMO_SEED:-$RANDOM}" --requests 60000
 echo
 echo "### 3. fsck.flashdir: checkpoint + roll-forward against a rebuild from a full scan"
 "$bin/fsck/fsck.flashdir" -n "$cache"
