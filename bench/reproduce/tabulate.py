@@ -77,7 +77,7 @@ def main():
         if not (out / f"{name}-ram.json").exists():
             continue
         sizes_by_workload[name] = ram_policies(out, name, lines, dat_rows)
-        simple_table(out, name, "mapping", "mapping", "mapping schemes (RAM static:100, smallest size)", [
+        simple_table(out, name, "mapping", "mapping", "mapping schemes (mapping cache only: RAM static:100)", [
             ("mean service us", lambda c: f"{c['mean_service_us']:.1f}"),
             ("chip reads", lambda c: str(c["stats"]["chip_page_reads"])),
             ("translation reads", lambda c: str(c["stats"]["translation_page_reads"])),

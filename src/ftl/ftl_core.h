@@ -123,9 +123,10 @@ class FtlCore final : public TranslationPages {
     ConstByteSpan data;  // empty on a metadata-only chip
     WriteHint hint = WriteHint::none;
   };
-  // Programs host pages (a write that bypasses RAM, or buffered pages leaving it): GC first,
-  // then the pages, then the mapping.
+  // Programs host pages (a write that bypasses RAM, or buffered pages leaving it) in chunks of
+  // at most a block: for each, GC first, then the pages, then the mapping.
   Status program_host_pages(std::span<const HostPage> pages);
+  Status program_host_chunk(std::span<const HostPage> pages);
   Status program_buffered(std::vector<ram::BufferedPage> pages);
   // Evicts until the RAM budget holds again, programming the data pages it gives back.
   Status settle();

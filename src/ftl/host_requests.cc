@@ -19,7 +19,16 @@ constexpr int kReadAttempts = 3;  // a page failing verification is read again (
 // Programming host pages
 
 Status FtlCore::program_host_pages(std::span<const HostPage> pages) {
-  if (pages.empty()) return Status::ok();
+  // A block's worth at a time: the free blocks one call asks GC for must stay within what GC
+  // can free on a full device, whatever the size of a bypassing write or of a drained buffer.
+  const std::size_t chunk = layout_.geometry.pages_per_block;
+  for (std::size_t first = 0; first < pages.size(); first += chunk) {
+    FLASHDIR_TRY(program_host_chunk(pages.subspan(first, std::min(chunk, pages.size() - first))));
+  }
+  return Status::ok();
+}
+
+Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
   const Geometry& g = layout_.geometry;
   // Room for the pages whichever host frontier they go to.
   FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::hot, pages.size()) + blocks_needed(Stream::cold, pages.size())));

@@ -44,9 +44,10 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     const std::uint64_t budget = options.ram.budget_bytes;
     ghost_reserve_ = adaptive_ ? ghost_mapping_.bytes() + budget / page_bytes_ * kGhostIdBytes : 0;
     const std::uint64_t usable = budget > ghost_reserve_ ? budget - ghost_reserve_ : 0;
-    const std::uint64_t mapping_share = mapping_is_free_ ? 0
-                                        : adaptive_       ? 50
-                                                          : options.ram.static_mapping_percent;
+    // The page scheme's map is free, but its share is not given to the buffer: static:100
+    // then means "no write buffer" for every scheme alike.
+    const std::uint64_t mapping_share =
+        options.ram.policy == format::RamPolicy::aps ? 50 : options.ram.static_mapping_percent;
     set_split(usable * mapping_share / 100, usable);
     if (adaptive_) mapping_->set_observer(this);
   }

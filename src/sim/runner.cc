@@ -221,6 +221,8 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
 
   if (config.prefill) FLASHDIR_TRY(prefill(*device, result));
   FLASHDIR_TRY(age(*device, config.age_factor, config.seed, result));
+  // The replay starts on an idle device: the write buffer drained, as after any pause.
+  if (Status s = device->ftl().flush(); !s.is_ok()) return s.with_context("flushing before the replay");
 
   const FtlStats before = device->ftl().stats();
   const std::vector<std::uint32_t> erases_before = erase_counts(device->chip());

@@ -19,6 +19,8 @@ SimulationReport small_report(const std::vector<const char*>& axes_text) {
   REQUIRE(trace.is_ok());
   SimConfig base;
   REQUIRE(base.set("seed", "77").is_ok());
+  // A small device RAM, so that the replay itself programs and collects on every scheme.
+  REQUIRE(base.set("ram", "64K").is_ok());
   std::vector<CompareAxis> axes;
   for (const char* text : axes_text) axes.push_back(parse_compare_axis(text).value());
   auto variants = expand_compare(base, axes);
