@@ -113,6 +113,16 @@ TEST_CASE("chip rules", "[nand]") {
     CHECK(program(chip, 0, 0).code() == StatusCode::invalid_argument);
   }
 
+  SECTION("queries about a block out of range answer: nothing programmed, never erased") {
+    for (const std::uint64_t block : {g.block_count, g.block_count + 1, UINT64_MAX}) {
+      INFO("block " << block);
+      CHECK(chip.next_page(BlockNumber(block)) == 0);
+      CHECK(chip.erase_count(BlockNumber(block)) == 0);
+    }
+    CHECK_FALSE(chip.is_programmed(Ppn(g.page_count())));
+    CHECK_FALSE(chip.is_programmed(Ppn(UINT64_MAX)));
+  }
+
   SECTION("buffers must have exactly the size of the run") {
     auto short_data = data_for(g, 1, 0);
     auto oob = oob_for(g, 2, 0);

@@ -51,6 +51,8 @@ class NandChip {
   virtual Status sync() = 0;
 
   // Pages [0, next_page) of the block are programmed (possibly torn), the rest erased.
+  // A block out of range answers 0 to both: it has no pages and no erases, and any program,
+  // read or erase there fails the range check.
   virtual std::uint32_t next_page(BlockNumber block) const = 0;
   virtual std::uint32_t erase_count(BlockNumber block) const = 0;
   virtual const ChipCounters& counters() const = 0;
