@@ -51,14 +51,16 @@ std::string verify_all(Ftl& ftl, const Geometry& g, const Oracle& oracle, std::u
 }  // namespace
 
 TEST_CASE("every scheme and GC policy keeps the data under heavy GC", "[ftl][model]") {
-  const std::uint64_t base_seed = test_seed(42);
+  const SeededRuns runs(42);
   const Geometry g = small_ftl_geometry();
-  std::uint64_t run = 0;
-  for (const Combo& combo : all_combos()) {
-    const std::uint64_t seed = base_seed + run++;
+  const std::vector<Combo> combos = all_combos();
+  for (std::uint64_t run = 0; run < combos.size(); ++run) {
+    if (!runs.selected(run)) continue;
+    const Combo& combo = combos[run];
+    const std::uint64_t seed = runs.seed(run);
     INFO(fmt::format("{} + {} + {} + {} RAM, seed {}\nreplay: {}", format::mapping_scheme_name(combo.mapping),
                      format::gc_policy_name(combo.gc), pattern_name(combo.pattern), format::ram_policy_name(combo.ram),
-                     seed, replay_command(seed)));
+                     seed, runs.replay_command(run)));
     SeededRandom random(seed);
     TestChip chip(Backend::memory, g);
     const FtlOptions options = small_cache_options(combo.mapping, combo.gc, combo.ram);
