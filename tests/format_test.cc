@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <vector>
 
 #include "flashdir/format.h"
@@ -26,17 +27,18 @@ Superblock sample_superblock() {
   return sb;
 }
 
-}  // namespace
+// Recomputes the checksum of an edited record, so that the edit reaches the checks behind it.
+void reseal(std::vector<std::uint8_t>& bytes, std::size_t record_size, std::size_t checksum_offset) {
+  std::vector<std::uint8_t> copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(record_size));
+  std::fill_n(copy.begin() + static_cast<std::ptrdiff_t>(checksum_offset), 8, 0);
+  const std::uint64_t checksum = xxh3(copy);
+  for (std::size_t i = 0; i < 8; ++i) bytes[checksum_offset + i] = static_cast<std::uint8_t>(checksum >> (8 * i));
+}
 
-// On-media values: a change here breaks every existing cache.
-static_assert(static_cast<int>(MappingScheme::cftl) == 1 && static_cast<int>(MappingScheme::page) == 3);
-static_assert(static_cast<int>(GcPolicy::dual_greedy) == 1 && static_cast<int>(GcPolicy::cost_benefit) == 3);
-static_assert(static_cast<int>(RamPolicy::tree) == 1 && static_cast<int>(RamPolicy::static_split) == 3);
-static_assert(static_cast<int>(PageKind::data) == 1 && static_cast<int>(PageKind::checkpoint) == 3);
-static_assert(static_cast<int>(LatencyPreset::slc) == 1 && static_cast<int>(LatencyPreset::custom) == 3);
-static_assert(kSuperblockEncodedSize <= kSuperblockSlotSize);
-static_assert(kImageHeaderEncodedSize <= kImageHeaderSize);
-static_assert(kOobRecordSize <= Geometry::kDefaultOobSizeBytes);
+constexpr std::size_t kSuperblockChecksumOffset = 16;
+constexpr std::size_t kOobChecksumOffset = 40;
+
+}  // namespace
 
 TEST_CASE("superblock round-trips through its encoding", "[format]") {
   const Superblock sb = sample_superblock();
@@ -96,6 +98,72 @@ TEST_CASE("a superblock with a valid checksum but impossible fields is refused",
   CHECK_THAT(decode_superblock(slot).status().message(), Catch::Contains("101%"));
 }
 
+TEST_CASE("a superblock field out of its range is refused by name", "[format]") {
+  auto refusal = [](auto change) {
+    Superblock sb = sample_superblock();
+    change(sb);
+    std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+    encode_superblock(sb, slot);
+    auto decoded = decode_superblock(slot);
+    REQUIRE_FALSE(decoded.is_ok());
+    CHECK(decoded.status().code() == StatusCode::corruption);
+    return decoded.status().message();
+  };
+  CHECK_THAT(refusal([](Superblock& sb) { sb.latency.preset = static_cast<LatencyPreset>(4); }),
+             Catch::Contains("unknown latency preset 4"));
+  for (const int value : {0, 4}) {
+    INFO("value " << value);
+    CHECK_THAT(refusal([&](Superblock& sb) { sb.mapping_scheme = static_cast<MappingScheme>(value); }),
+               Catch::Contains(fmt::format("unknown mapping scheme {}", value)));
+    CHECK_THAT(refusal([&](Superblock& sb) { sb.gc_policy = static_cast<GcPolicy>(value); }),
+               Catch::Contains(fmt::format("unknown GC policy {}", value)));
+    CHECK_THAT(refusal([&](Superblock& sb) { sb.ram_policy = static_cast<RamPolicy>(value); }),
+               Catch::Contains(fmt::format("unknown RAM policy {}", value)));
+  }
+  CHECK_THAT(refusal([](Superblock& sb) { sb.overprovision_permille = 1000; }),
+             Catch::Contains("over-provisioning 1000 per mille"));
+  CHECK_THAT(refusal([](Superblock& sb) { sb.geometry.block_count = 0; }),
+             Catch::Contains("superblock geometry: block count is zero"));
+
+  // A bool cannot hold 2, so edit the encoded flag and reseal the checksum.
+  constexpr std::size_t kCleanFlagOffset = 86;
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  encode_superblock(sample_superblock(), slot);
+  slot[kCleanFlagOffset] = 2;
+  reseal(slot, kSuperblockEncodedSize, kSuperblockChecksumOffset);
+  CHECK_THAT(decode_superblock(slot).status().message(), Catch::Contains("clean-shutdown flag is 2"));
+  slot[kCleanFlagOffset] = 1;
+  reseal(slot, kSuperblockEncodedSize, kSuperblockChecksumOffset);
+  REQUIRE(decode_superblock(slot).is_ok());
+  CHECK(decode_superblock(slot)->clean_shutdown);
+}
+
+TEST_CASE("an image header with a valid checksum must agree with itself", "[format]") {
+  ImageHeader header{Uuid::random(), {2048, 64, 64, 100}, {}};
+  header.layout = image_layout(header.geometry);
+  std::vector<std::uint8_t> bytes(kImageHeaderSize);
+
+  SECTION("its geometry must be valid") {
+    ImageHeader bad = header;
+    bad.geometry.page_size_bytes = 3000;
+    encode_image_header(bad, bytes);
+    const Status refused = decode_image_header(bytes).status();
+    CHECK(refused.code() == StatusCode::corruption);
+    CHECK_THAT(refused.message(), Catch::Contains("image header geometry") && Catch::Contains("page size 3000"));
+  }
+  SECTION("its offsets must be the ones its geometry gives") {
+    for (auto field : {&ImageLayout::block_table_offset, &ImageLayout::oob_offset, &ImageLayout::data_offset,
+                       &ImageLayout::file_size}) {
+      ImageHeader bad = header;
+      bad.layout.*field += 4096;
+      encode_image_header(bad, bytes);
+      const Status refused = decode_image_header(bytes).status();
+      CHECK(refused.code() == StatusCode::corruption);
+      CHECK_THAT(refused.message(), Catch::Contains("offsets disagree with its geometry"));
+    }
+  }
+}
+
 TEST_CASE("image header round-trips and rejects damage", "[format]") {
   ImageHeader header{Uuid::random(), {2048, 64, 64, 100}, {}};
   header.layout = image_layout(header.geometry);
@@ -137,6 +205,24 @@ TEST_CASE("OOB record round-trips and rejects every flipped byte", "[format]") {
     INFO("byte " << i);
     CHECK(decode_oob(damaged).status().code() == StatusCode::corruption);
   }
+}
+
+TEST_CASE("an OOB record of an unknown version or kind is refused", "[format]") {
+  std::vector<std::uint8_t> oob(64);
+  encode_oob(OobRecord{PageKind::data, 0, 5, 6, 7, 8}, oob);
+  auto with_byte = [&](std::size_t offset, std::uint8_t value) {
+    auto copy = oob;
+    copy[offset] = value;
+    reseal(copy, kOobRecordSize, kOobChecksumOffset);
+    return decode_oob(copy).status();
+  };
+  constexpr std::size_t kKindOffset = 0;
+  constexpr std::size_t kVersionOffset = 1;
+  CHECK_THAT(with_byte(kVersionOffset, 2).message(), Catch::Contains("unknown version 2"));
+  CHECK_THAT(with_byte(kVersionOffset, 0).message(), Catch::Contains("unknown version 0"));
+  CHECK_THAT(with_byte(kKindOffset, 0).message(), Catch::Contains("unknown kind 0"));
+  CHECK_THAT(with_byte(kKindOffset, 4).message(), Catch::Contains("unknown kind 4"));
+  CHECK(with_byte(kKindOffset, 3).is_ok());  // the reseal itself is sound
 }
 
 TEST_CASE("an erased OOB area is recognised and not decoded", "[format]") {

@@ -38,6 +38,14 @@ enum class MappingScheme : std::uint8_t { cftl = 1, dftl = 2, page = 3 };
 enum class GcPolicy : std::uint8_t { dual_greedy = 1, greedy = 2, cost_benefit = 3 };
 enum class RamPolicy : std::uint8_t { tree = 1, aps = 2, static_split = 3 };
 
+// Stored on media: a failure here means a change would make every existing cache unreadable.
+static_assert(static_cast<int>(MappingScheme::cftl) == 1 && static_cast<int>(MappingScheme::dftl) == 2 &&
+              static_cast<int>(MappingScheme::page) == 3);
+static_assert(static_cast<int>(GcPolicy::dual_greedy) == 1 && static_cast<int>(GcPolicy::greedy) == 2 &&
+              static_cast<int>(GcPolicy::cost_benefit) == 3);
+static_assert(static_cast<int>(RamPolicy::tree) == 1 && static_cast<int>(RamPolicy::aps) == 2 &&
+              static_cast<int>(RamPolicy::static_split) == 3);
+
 const char* mapping_scheme_name(MappingScheme scheme);
 const char* gc_policy_name(GcPolicy policy);
 const char* ram_policy_name(RamPolicy policy);
@@ -83,6 +91,7 @@ inline constexpr std::uint64_t kSuperblockMagic = 0x5249444853414C46ULL;  // "FL
 inline constexpr std::size_t kSuperblockEncodedSize = 112;
 inline constexpr std::size_t kSuperblockSlotSize = 4096;
 inline constexpr int kSuperblockSlots = 2;
+static_assert(kSuperblockEncodedSize <= kSuperblockSlotSize);
 
 struct Superblock {
   Uuid uuid;
@@ -134,6 +143,7 @@ inline constexpr std::uint64_t kImageMagic = 0x4D49444E414E4446ULL;  // "FDNANDI
 inline constexpr std::size_t kImageHeaderEncodedSize = 96;
 inline constexpr std::size_t kImageHeaderSize = 4096;
 inline constexpr std::size_t kBlockTableEntrySize = 8;
+static_assert(kImageHeaderEncodedSize <= kImageHeaderSize);
 
 struct ImageLayout {
   std::uint64_t block_table_offset = 0;
@@ -179,9 +189,12 @@ BlockTableEntry decode_block_table_entry(ConstByteSpan in);
 //       40    8 checksum of this record (bytes 0..47 with this field zeroed)
 
 enum class PageKind : std::uint8_t { data = 1, translation = 2, checkpoint = 3 };
+static_assert(static_cast<int>(PageKind::data) == 1 && static_cast<int>(PageKind::translation) == 2 &&
+              static_cast<int>(PageKind::checkpoint) == 3);
 const char* page_kind_name(PageKind kind);
 
 inline constexpr std::size_t kOobRecordSize = 48;
+static_assert(kOobRecordSize <= Geometry::kDefaultOobSizeBytes);
 inline constexpr std::uint8_t kOobRecordVersion = 1;
 
 struct OobRecord {

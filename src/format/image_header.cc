@@ -2,16 +2,41 @@
 #include <fmt/format.h>
 
 #include "checksum.h"
+#include "record_header.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
 
 namespace flashdir::format {
 namespace {
 
-constexpr std::size_t kChecksumOffset = 16;
+constexpr std::size_t kChecksumOffset = kRecordChecksumOffset;
 constexpr std::uint64_t kAlignment = 4096;
 
 std::uint64_t align_up(std::uint64_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Everything after the record header, in order.
+template <typename Writer>
+constexpr void write_image_header_fields(Writer& w, const ImageHeader& header) {
+  write_identity(w, header.uuid, header.geometry);
+  w.u64(header.layout.block_table_offset);
+  w.u64(header.layout.oob_offset);
+  w.u64(header.layout.data_offset);
+  w.u64(header.layout.file_size);
+}
+
+static_assert(kRecordHeaderSize + bytes_written<ImageHeader>([](auto& w, const ImageHeader& header) {
+                write_image_header_fields(w, header);
+              }) == kImageHeaderEncodedSize);
+
+template <typename Writer>
+constexpr void write_block_table_entry(Writer& w, const BlockTableEntry& entry) {
+  w.u32(entry.erase_count);
+  w.u32(entry.next_page);
+}
+
+static_assert(bytes_written<BlockTableEntry>([](auto& w, const BlockTableEntry& entry) {
+                write_block_table_entry(w, entry);
+              }) == kBlockTableEntrySize);
 
 }  // namespace
 
@@ -28,20 +53,8 @@ ImageLayout image_layout(const Geometry& geometry) {
 void encode_image_header(const ImageHeader& header, ByteSpan out) {
   std::fill(out.begin(), out.end(), std::uint8_t{0});
   LittleEndianWriter w(out);
-  w.u64(kImageMagic);
-  w.u32(kFormatVersion);
-  w.u32(static_cast<std::uint32_t>(kImageHeaderEncodedSize));
-  w.u64(0);  // checksum, filled in last
-  w.bytes(header.uuid.bytes);
-  w.u32(header.geometry.page_size_bytes);
-  w.u32(header.geometry.oob_size_bytes);
-  w.u32(header.geometry.pages_per_block);
-  w.u32(0);
-  w.u64(header.geometry.block_count);
-  w.u64(header.layout.block_table_offset);
-  w.u64(header.layout.oob_offset);
-  w.u64(header.layout.data_offset);
-  w.u64(header.layout.file_size);
+  write_record_header(w, kImageMagic, kImageHeaderEncodedSize);
+  write_image_header_fields(w, header);
   const ConstByteSpan record(out.data(), kImageHeaderEncodedSize);
   LittleEndianWriter(out.subspan(kChecksumOffset, 8))
       .u64(checksum_with_field_zeroed(record, kChecksumOffset));
@@ -70,17 +83,15 @@ Result<ImageHeader> decode_image_header(ConstByteSpan in) {
     return Status::corruption("image header checksum mismatch");
   }
   ImageHeader header;
-  r.bytes(header.uuid.bytes);
-  header.geometry.page_size_bytes = r.u32();
-  header.geometry.oob_size_bytes = r.u32();
-  header.geometry.pages_per_block = r.u32();
-  r.skip(4);
-  header.geometry.block_count = r.u64();
+  read_identity(r, header.uuid, header.geometry);
   header.layout.block_table_offset = r.u64();
   header.layout.oob_offset = r.u64();
   header.layout.data_offset = r.u64();
   header.layout.file_size = r.u64();
-  if (Status s = header.geometry.validate(); !s.is_ok()) return s.with_context("image header geometry");
+  // Stored bytes that make no sense are corruption, whatever the validator calls them.
+  if (Status s = header.geometry.validate(); !s.is_ok()) {
+    return Status::corruption(fmt::format("image header geometry: {}", s.message()));
+  }
   if (header.layout != image_layout(header.geometry)) {
     return Status::corruption("image header offsets disagree with its geometry");
   }
@@ -89,8 +100,7 @@ Result<ImageHeader> decode_image_header(ConstByteSpan in) {
 
 void encode_block_table_entry(const BlockTableEntry& entry, ByteSpan out) {
   LittleEndianWriter w(out);
-  w.u32(entry.erase_count);
-  w.u32(entry.next_page);
+  write_block_table_entry(w, entry);
 }
 
 BlockTableEntry decode_block_table_entry(ConstByteSpan in) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "byte_counter.h"
 #include "checksum.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
@@ -9,6 +10,23 @@ namespace flashdir::format {
 namespace {
 
 constexpr std::size_t kChecksumOffset = 40;
+
+// Every field before the checksum, in order.
+template <typename Writer>
+constexpr void write_oob_fields(Writer& w, const OobRecord& record) {
+  w.u8(static_cast<std::uint8_t>(record.kind));
+  w.u8(kOobRecordVersion);
+  w.u16(0);
+  w.u32(record.aux);
+  w.u64(record.logical_number);
+  w.u64(record.sequence);
+  w.u64(record.version);
+  w.u64(record.data_hash);
+}
+
+static_assert(bytes_written<OobRecord>([](auto& w, const OobRecord& record) { write_oob_fields(w, record); }) ==
+              kChecksumOffset);
+static_assert(kChecksumOffset + 8 == kOobRecordSize);
 
 bool known_kind(std::uint8_t kind) {
   return kind >= static_cast<std::uint8_t>(PageKind::data) &&
@@ -20,14 +38,7 @@ bool known_kind(std::uint8_t kind) {
 void encode_oob(const OobRecord& record, ByteSpan out) {
   std::fill(out.begin(), out.end(), std::uint8_t{0});
   LittleEndianWriter w(out);
-  w.u8(static_cast<std::uint8_t>(record.kind));
-  w.u8(kOobRecordVersion);
-  w.u16(0);
-  w.u32(record.aux);
-  w.u64(record.logical_number);
-  w.u64(record.sequence);
-  w.u64(record.version);
-  w.u64(record.data_hash);
+  write_oob_fields(w, record);
   w.u64(checksum_with_field_zeroed(ConstByteSpan(out.data(), kOobRecordSize), kChecksumOffset));
 }
 

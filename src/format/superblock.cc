@@ -2,29 +2,19 @@
 #include <fmt/format.h>
 
 #include "checksum.h"
+#include "record_header.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
 
 namespace flashdir::format {
 namespace {
 
-constexpr std::size_t kChecksumOffset = 16;
+constexpr std::size_t kChecksumOffset = kRecordChecksumOffset;
 
-}  // namespace
-
-void encode_superblock(const Superblock& sb, ByteSpan slot) {
-  std::fill(slot.begin(), slot.end(), std::uint8_t{0});
-  LittleEndianWriter w(slot);
-  w.u64(kSuperblockMagic);
-  w.u32(kFormatVersion);
-  w.u32(static_cast<std::uint32_t>(kSuperblockEncodedSize));
-  w.u64(0);  // checksum, filled in last
-  w.bytes(sb.uuid.bytes);
-  w.u32(sb.geometry.page_size_bytes);
-  w.u32(sb.geometry.oob_size_bytes);
-  w.u32(sb.geometry.pages_per_block);
-  w.u32(0);
-  w.u64(sb.geometry.block_count);
+// Everything after the record header, in order.
+template <typename Writer>
+constexpr void write_superblock_fields(Writer& w, const Superblock& sb) {
+  write_identity(w, sb.uuid, sb.geometry);
   w.u8(static_cast<std::uint8_t>(sb.latency.preset));
   w.zeros(3);
   w.u32(sb.latency.read_us);
@@ -40,6 +30,19 @@ void encode_superblock(const Superblock& sb, ByteSpan slot) {
   w.u64(sb.ram_budget_bytes);
   w.u64(sb.sequence);
   w.u64(sb.created_unix_s);
+}
+
+static_assert(kRecordHeaderSize + bytes_written<Superblock>([](auto& w, const Superblock& sb) {
+                write_superblock_fields(w, sb);
+              }) == kSuperblockEncodedSize);
+
+}  // namespace
+
+void encode_superblock(const Superblock& sb, ByteSpan slot) {
+  std::fill(slot.begin(), slot.end(), std::uint8_t{0});
+  LittleEndianWriter w(slot);
+  write_record_header(w, kSuperblockMagic, kSuperblockEncodedSize);
+  write_superblock_fields(w, sb);
   const ConstByteSpan record(slot.data(), kSuperblockEncodedSize);
   LittleEndianWriter(slot.subspan(kChecksumOffset, 8))
       .u64(checksum_with_field_zeroed(record, kChecksumOffset));
@@ -68,12 +71,7 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
     return Status::corruption("superblock checksum mismatch");
   }
   Superblock sb;
-  r.bytes(sb.uuid.bytes);
-  sb.geometry.page_size_bytes = r.u32();
-  sb.geometry.oob_size_bytes = r.u32();
-  sb.geometry.pages_per_block = r.u32();
-  r.skip(4);
-  sb.geometry.block_count = r.u64();
+  read_identity(r, sb.uuid, sb.geometry);
   const auto preset = r.u8();
   r.skip(3);
   sb.latency.read_us = r.u32();
@@ -91,7 +89,9 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
   sb.created_unix_s = r.u64();
 
   // The checksum matched, so anything odd below was written by a buggy or newer writer.
-  if (Status s = sb.geometry.validate(); !s.is_ok()) return s.with_context("superblock geometry");
+  if (Status s = sb.geometry.validate(); !s.is_ok()) {
+    return Status::corruption(fmt::format("superblock geometry: {}", s.message()));
+  }
   if (preset > static_cast<std::uint8_t>(LatencyPreset::custom)) {
     return Status::corruption(fmt::format("superblock has unknown latency preset {}", preset));
   }
