@@ -20,7 +20,13 @@ struct Geometry {
   static constexpr std::uint32_t kMinPageSizeBytes = 512;
   static constexpr std::uint32_t kMaxPageSizeBytes = 64 * 1024;
   static constexpr std::uint32_t kMaxOobSizeBytes = 4096;
+  static constexpr std::uint32_t kMinPagesPerBlock = 2;
   static constexpr std::uint32_t kMaxPagesPerBlock = 65536;
+  // Bounds every byte offset of an image: 2^40 pages of at most 64 KiB (+4 KiB OOB) fit in 2^57.
+  static constexpr std::uint64_t kMaxPageCount = std::uint64_t{1} << 40;
+  static constexpr std::uint64_t max_block_count(std::uint32_t pages_per_block) {
+    return kMaxPageCount / pages_per_block;
+  }
 
   std::uint32_t page_size_bytes = kDefaultPageSizeBytes;
   std::uint32_t oob_size_bytes = kDefaultOobSizeBytes;
@@ -29,6 +35,10 @@ struct Geometry {
 
   // Checks every field; the message names the bad value and the accepted range.
   Status validate() const;
+  // The checks of single fields, for callers that name the field their own way (mkfs options).
+  static Status check_page_size(std::uint32_t page_size_bytes);
+  static Status check_oob_size(std::uint32_t oob_size_bytes);
+  static Status check_pages_per_block(std::uint32_t pages_per_block);
 
   std::uint64_t block_size_bytes() const { return std::uint64_t{page_size_bytes} * pages_per_block; }
   std::uint64_t page_count() const { return block_count * pages_per_block; }
@@ -53,6 +63,8 @@ Result<Geometry> geometry_for_capacity(std::uint64_t capacity_bytes, std::uint32
 
 // Stored in the superblock: values are permanent, never renumber.
 enum class LatencyPreset : std::uint8_t { zero = 0, slc = 1, mlc = 2, custom = 3 };
+static_assert(static_cast<int>(LatencyPreset::zero) == 0 && static_cast<int>(LatencyPreset::slc) == 1 &&
+              static_cast<int>(LatencyPreset::mlc) == 2 && static_cast<int>(LatencyPreset::custom) == 3);
 
 // Time the chip is busy for each operation, in microseconds of simulated time.
 struct LatencyProfile {

@@ -8,30 +8,42 @@
 
 namespace flashdir {
 
-Status Geometry::validate() const {
+Status Geometry::check_page_size(std::uint32_t page_size_bytes) {
   if (page_size_bytes == 0 || !std::has_single_bit(page_size_bytes)) {
-    return Status::invalid_argument(
-        fmt::format("page size {} B is not a power of two", page_size_bytes));
+    return Status::invalid_argument(fmt::format("page size {} B is not a power of two", page_size_bytes));
   }
   if (page_size_bytes < kMinPageSizeBytes || page_size_bytes > kMaxPageSizeBytes) {
-    return Status::invalid_argument(fmt::format("page size {} B is outside [{}, {}] B",
-                                                page_size_bytes, kMinPageSizeBytes,
-                                                kMaxPageSizeBytes));
+    return Status::invalid_argument(fmt::format("page size {} B is outside [{}, {}] B", page_size_bytes,
+                                                kMinPageSizeBytes, kMaxPageSizeBytes));
   }
+  return Status::ok();
+}
+
+Status Geometry::check_oob_size(std::uint32_t oob_size_bytes) {
   constexpr auto kOobRecordBytes = static_cast<std::uint32_t>(format::kOobRecordSize);
   if (oob_size_bytes < kOobRecordBytes || oob_size_bytes > kMaxOobSizeBytes) {
-    return Status::invalid_argument(
-        fmt::format("OOB size {} B is outside [{}, {}] B (the OOB record needs {} B)",
-                    oob_size_bytes, kOobRecordBytes, kMaxOobSizeBytes, kOobRecordBytes));
+    return Status::invalid_argument(fmt::format("OOB size {} B is outside [{}, {}] B (the OOB record needs {} B)",
+                                                oob_size_bytes, kOobRecordBytes, kMaxOobSizeBytes, kOobRecordBytes));
   }
-  if (pages_per_block < 2 || pages_per_block > kMaxPagesPerBlock) {
-    return Status::invalid_argument(fmt::format("pages per block {} is outside [2, {}]",
-                                                pages_per_block, kMaxPagesPerBlock));
+  return Status::ok();
+}
+
+Status Geometry::check_pages_per_block(std::uint32_t pages_per_block) {
+  if (pages_per_block < kMinPagesPerBlock || pages_per_block > kMaxPagesPerBlock) {
+    return Status::invalid_argument(fmt::format("pages per block {} is outside [{}, {}]", pages_per_block,
+                                                kMinPagesPerBlock, kMaxPagesPerBlock));
   }
+  return Status::ok();
+}
+
+Status Geometry::validate() const {
+  FLASHDIR_TRY(check_page_size(page_size_bytes));
+  FLASHDIR_TRY(check_oob_size(oob_size_bytes));
+  FLASHDIR_TRY(check_pages_per_block(pages_per_block));
   if (block_count == 0) return Status::invalid_argument("block count is zero");
-  // Keep every byte offset of the image representable.
-  if (block_count > (std::uint64_t{1} << 40) / pages_per_block) {
-    return Status::invalid_argument(fmt::format("block count {} is too large", block_count));
+  if (block_count > max_block_count(pages_per_block)) {
+    return Status::invalid_argument(fmt::format("block count {} is too large (at most {} blocks of {} pages)",
+                                                block_count, max_block_count(pages_per_block), pages_per_block));
   }
   return Status::ok();
 }
