@@ -41,6 +41,22 @@ std::string ram_policy_label(const RamOptions& options) {
   return format::ram_policy_name(options.policy);
 }
 
+std::string_view consolidation_mode_name(ConsolidationMode mode) {
+  switch (mode) {
+    case ConsolidationMode::off: return "off";
+    case ConsolidationMode::gc: return "gc";
+    case ConsolidationMode::eager: return "eager";
+  }
+  return "?";
+}
+
+Result<ConsolidationMode> parse_consolidation_mode(std::string_view text) {
+  for (ConsolidationMode mode : {ConsolidationMode::off, ConsolidationMode::gc, ConsolidationMode::eager}) {
+    if (text == consolidation_mode_name(mode)) return mode;
+  }
+  return Status::invalid_argument(fmt::format("unknown consolidation mode '{}' (expected off, gc or eager)", text));
+}
+
 Status FtlOptions::validate() const {
   FLASHDIR_TRY(ram.validate());
   if (overprovision_permille >= 1000) {

@@ -1,5 +1,6 @@
 // Garbage collection: relocating what is still valid in a victim block, then erasing it; and
 // CFTL's consolidation of a logical block into one physical block.
+#include <algorithm>
 #include <cassert>
 #include <fmt/format.h>
 #include <vector>
@@ -96,11 +97,25 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
     i += n;
   }
 
-  // CFTL: a page of a read-hot, write-cold logical block moves with its whole block.
-  for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
-    if (!blocks_.is_valid(g.page_at(victim, i))) continue;
-    const std::uint64_t lbn = records[i].logical_number / g.pages_per_block;
-    if (ram_->wants_block_mapping(lbn) && free_blocks() > kGcReserveBlocks + 1) FLASHDIR_TRY(consolidate(lbn));
+  // CFTL: a read-hot, write-cold logical block moves whole into a fresh block instead. In `gc`
+  // mode only one the victim holds at least half of, so that the copies GC makes anyway pay for
+  // most of it (doc/ftl.md). The fresh block comes out of the reserve, so one per victim: the
+  // rest of the reserve covers this victim's relocations and the translation pages they dirty.
+  if (options_.cftl.consolidation != ConsolidationMode::off && free_blocks() >= kGcReserveBlocks) {
+    const std::size_t share_needed = options_.cftl.consolidation == ConsolidationMode::gc ? (g.pages_per_block + 1) / 2 : 1;
+    std::vector<std::uint64_t> lbns;
+    for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
+      if (blocks_.is_valid(g.page_at(victim, i))) lbns.push_back(records[i].logical_number / g.pages_per_block);
+    }
+    std::sort(lbns.begin(), lbns.end());
+    for (auto run = lbns.begin(); run != lbns.end();) {
+      const auto end = std::upper_bound(run, lbns.end(), *run);
+      if (static_cast<std::size_t>(end - run) >= share_needed && ram_->wants_block_mapping(*run)) {
+        FLASHDIR_TRY(consolidate(*run));
+        break;
+      }
+      run = end;
+    }
   }
 
   std::vector<PageToProgram> moves;
@@ -150,7 +165,6 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
     ++stats_.conversions_to_block;
     return Status::ok();
   }
-  if (free_blocks() <= kGcReserveBlocks + 1) return Status::ok();
 
   const bool keep_data = chip_.stores_data();
   std::vector<std::uint8_t> data(keep_data ? g.page_size_bytes : 0), oob(g.oob_size_bytes);

@@ -66,7 +66,9 @@ Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
 Status FtlCore::program_buffered(std::vector<ram::BufferedPage> pages) {
   std::vector<HostPage> host(pages.size());
   for (std::size_t i = 0; i < pages.size(); ++i) host[i] = {pages[i].lpn, pages[i].version, pages[i].data, pages[i].hint};
-  FLASHDIR_TRY(program_host_pages(host));
+  // The pages have left the RAM: failing to program them loses acknowledged writes, so the
+  // device stops (every later request fails) rather than carry on without them.
+  if (Status s = program_host_pages(host); !s.is_ok()) return fail(s);
   ram_page_ops_ += pages.size();  // out of RAM
   for (const auto& page : pages) release(page.pending_since);
   return Status::ok();
@@ -183,13 +185,15 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
   ++stats_.read_requests;
   stats_.read_pages += count;
 
-  // CFTL converts read-hot, write-cold logical blocks in the background, at most one per
-  // pages_per_block host requests so the work stays a small fraction of the load.
-  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.background_consolidation &&
-      ++requests_since_consolidation_ >= g.pages_per_block && free_blocks() > kGcReserveBlocks + 2) {
+  // Eager CFTL also converts read-hot, write-cold logical blocks in the background, at most
+  // one per pages_per_block host requests so the work stays a small fraction of the load. The
+  // block it fills is made free by GC, as for a host write, never taken from the reserve.
+  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.consolidation == ConsolidationMode::eager &&
+      ++requests_since_consolidation_ >= g.pages_per_block) {
     if (auto lbn = ram_->consolidation_candidate()) {
       requests_since_consolidation_ = 0;
-      FLASHDIR_TRY(consolidate(*lbn));
+      FLASHDIR_TRY(ensure_free_blocks(1));
+      if (ram_->wants_block_mapping(*lbn)) FLASHDIR_TRY(consolidate(*lbn));  // GC may have done it
     }
   }
   FLASHDIR_TRY(settle());

@@ -193,6 +193,13 @@ Status set_flush_every(SimConfig& c, std::string_view text) {
   return Status::ok();
 }
 
+Status set_consolidation(SimConfig& c, std::string_view text) {
+  auto value = parse_consolidation_mode(text);
+  if (!value.is_ok()) return value.status();
+  c.consolidation = *value;
+  return Status::ok();
+}
+
 Status set_prefill(SimConfig& c, std::string_view text) {
   auto value = parse_switch(text);
   if (!value.is_ok()) return value.status();
@@ -256,7 +263,7 @@ std::string on_off(bool value) {
   return value ? "on" : "off";
 }
 
-const std::array<KeyEntry, 23> kKeys = {{
+const std::array<KeyEntry, 24> kKeys = {{
     {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false},
      set_page_size,
      [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
@@ -296,6 +303,13 @@ const std::array<KeyEntry, 23> kKeys = {{
     {{"gc", "dual-greedy|greedy|cost-benefit", "Garbage-collection victim policy", false},
      set_gc,
      [](const SimConfig& c) { return std::string(format::gc_policy_name(c.gc)); }},
+    {{"consolidation", "off|gc|eager",
+      "CFTL: when to copy a read-hot, write-cold logical block into one physical block: off (never; "
+      "only blocks found laid out whole are block-mapped), gc (during GC, when the victim holds half of "
+      "it) or eager (during GC, and in the background)",
+      false},
+     set_consolidation,
+     [](const SimConfig& c) { return std::string(consolidation_mode_name(c.consolidation)); }},
     {{"ram", "SIZE",
       "Device RAM shared by the mapping cache and the write buffer, bytes (the page scheme's whole map is "
       "free and not counted)",
@@ -411,6 +425,7 @@ FtlOptions SimConfig::ftl_options() const {
   options.overprovision_permille = overprovision_permille;
   options.ram = ram;
   options.checkpoint_interval_pages = checkpoint_interval_pages;
+  options.cftl.consolidation = consolidation;
   return options;
 }
 

@@ -16,10 +16,12 @@ struct Rig {
   std::unique_ptr<Ftl> ftl;
   std::uint64_t P = g.pages_per_block;
 
+  // `eager`: the background consolidation these tests drive needs it.
   explicit Rig(bool paper_bug = false) {
     FtlOptions options = small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy);
     options.ram.budget_bytes = 4096;
     options.reproduce_paper_cbmt_bug = paper_bug;
+    options.cftl.consolidation = ConsolidationMode::eager;
     auto made = Ftl::format(chip.chip(), chip.clock(), options);
     REQUIRE(made.is_ok());
     ftl = std::move(made).value();
@@ -110,4 +112,59 @@ TEST_CASE("cftl: a logical block with unwritten pages is never block-mapped", "[
   rig.read_block(static_cast<int>(rig.P) + 2);
   CHECK(rig.ftl->stats().conversions_to_block == 0);
   CHECK(rig.read_version(kLbn * rig.P + 9) == 0);
+}
+
+TEST_CASE("cftl: GC consolidates a read-hot, write-cold logical block as its mode says", "[ftl][cftl]") {
+  // A victim holding `held` pages of logical block kLbn and nothing else valid; every other
+  // closed block nearly full, so that greedy GC takes that victim first.
+  const auto mode = GENERATE(ConsolidationMode::off, ConsolidationMode::gc, ConsolidationMode::eager);
+  const std::uint32_t held = GENERATE(8u, 7u);  // of 16 pages
+  INFO("consolidation " << consolidation_mode_name(mode) << ", the victim holds " << held << " pages");
+  const Geometry g = small_ftl_geometry();
+  const std::uint32_t P = g.pages_per_block;
+  TestChip chip(Backend::memory, g);
+  FtlOptions options = small_cache_options(format::MappingScheme::cftl, format::GcPolicy::greedy);
+  options.ram.budget_bytes = 64 << 10;  // every mapping entry cached: no translation-page garbage
+  options.ram.policy = format::RamPolicy::static_split;
+  options.ram.static_mapping_percent = 100;  // no write buffer: each write is programmed in order
+  options.cftl.consolidation = mode;
+  auto made = Ftl::format(chip.chip(), chip.clock(), options);
+  REQUIRE_OK(made);
+  Ftl& ftl = **made;
+  const std::uint64_t L = ftl.logical_pages();
+  const std::uint64_t first = kLbn * P;
+  const std::uint64_t filler = 200;  // shares the victim with the logical block, then overwritten
+  auto write = [&](std::uint64_t lpn, std::uint32_t count, std::uint64_t version) {
+    REQUIRE_OK(ftl.write(Lpn(lpn), count, run_data(g, lpn, count, version)));
+  };
+
+  write(filler, P - held, 1);
+  write(first, held, 1);
+  write(first + held, P - held, 1);
+  for (std::uint64_t lpn = 0; lpn < L; lpn += P) {
+    if (lpn == first || lpn / P == filler / P) continue;
+    write(lpn, static_cast<std::uint32_t>(std::min<std::uint64_t>(P, L - lpn)), 1);
+  }
+  for (std::uint64_t lpn = filler / P * P; lpn < filler / P * P + P; ++lpn) {
+    if (lpn >= filler + (P - held) || lpn < filler) write(lpn, 1, 1);
+  }
+  write(filler, P - held, 2);  // the victim now holds only the logical block's pages
+  std::vector<std::uint8_t> block(P * g.page_size_bytes);
+  for (int i = 0; i < 4; ++i) REQUIRE_OK(ftl.read(Lpn(first), P, block));  // read-hot; written long ago
+
+  // Garbage spread thinly over the other blocks until GC runs.
+  for (std::uint64_t n = 0; ftl.stats().gc_runs == 0; ++n) {
+    REQUIRE(n < L);
+    const std::uint64_t lpn = ((n + 1) * P + n / (L / P)) % L;
+    if (lpn / P != kLbn) write(lpn, 1, 3);
+  }
+  const bool converted = mode == ConsolidationMode::eager || (mode == ConsolidationMode::gc && 2 * held >= P);
+  CHECK(ftl.stats().conversions_to_block == (converted ? 1u : 0u));
+  CHECK(ftl.stats().consolidation_copies == (converted ? P : 0u));
+  const std::uint64_t hits_before = ftl.stats().cbmt_hits;
+  REQUIRE_OK(ftl.read(Lpn(first), P, block));
+  CHECK(ftl.stats().cbmt_hits - hits_before == (converted ? P : 0u));
+  for (std::uint32_t i = 0; i < P; ++i) {
+    CHECK(version_of(first + i, ConstByteSpan(block).subspan(i * g.page_size_bytes, g.page_size_bytes)) == 1);
+  }
 }

@@ -24,12 +24,13 @@ TEST_CASE("sim config: every key prints its default in a form set() reads back",
     REQUIRE(copy.set(key.name, *text).is_ok());
     CHECK(copy.get(key.name).value() == *text);
   }
-  CHECK(names.size() == 23);
+  CHECK(names.size() == 24);
   CHECK(defaults.get("page-size").value() == "4K");
   CHECK(defaults.get("ram").value() == "1M");
   CHECK(defaults.get("ram-policy").value() == "tree");
   CHECK(defaults.get("op").value() == "7");
   CHECK(defaults.get("gc").value() == "dual-greedy");
+  CHECK(defaults.get("consolidation").value() == "gc");
   CHECK(defaults.get("size").value() == "auto");
   CHECK(defaults.get("prefill").value() == "on");
   CHECK(defaults.get("utilization").value() == "0.9");
@@ -64,6 +65,10 @@ TEST_CASE("sim config: each key sets its field", "[sim][config]") {
       {"gc", "greedy", [](const SimConfig& c) { return c.gc == format::GcPolicy::greedy; }, "greedy"},
       {"gc", "cost-benefit", [](const SimConfig& c) { return c.gc == format::GcPolicy::cost_benefit; },
        "cost-benefit"},
+      {"consolidation", "eager",
+       [](const SimConfig& c) { return c.consolidation == ConsolidationMode::eager; }, "eager"},
+      {"consolidation", "off", [](const SimConfig& c) { return c.consolidation == ConsolidationMode::off; },
+       "off"},
       {"ram", "16M", [](const SimConfig& c) { return c.ram.budget_bytes == 16 << 20; }, "16M"},
       {"ram", "1000", [](const SimConfig& c) { return c.ram.budget_bytes == 1000; }, "1000"},
       {"ram-policy", "aps", [](const SimConfig& c) { return c.ram.policy == format::RamPolicy::aps; }, "aps"},
@@ -124,6 +129,7 @@ TEST_CASE("sim config: bad values are refused with the key named, and change not
       {"op", "-1", "at least 0"},
       {"mapping", "ftl", "ftl"},
       {"gc", "random", "random"},
+      {"consolidation", "on", "expected off, gc or eager"},
       {"ram-policy", "lru", "unknown RAM policy"},
       {"ram-policy", "static:101", "P in 0..100"},
       {"aps-interval", "0", "at least one request"},
@@ -164,6 +170,7 @@ TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][co
   REQUIRE(config.set("ram", "128K").is_ok());
   REQUIRE(config.set("ram-policy", "static:100").is_ok());
   REQUIRE(config.set("checkpoint-interval", "512").is_ok());
+  REQUIRE(config.set("consolidation", "eager").is_ok());
   REQUIRE(config.set("page-size", "2K").is_ok());
   REQUIRE(config.set("pages-per-block", "64").is_ok());
   REQUIRE(config.set("latency", "mlc").is_ok());
@@ -175,6 +182,7 @@ TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][co
   CHECK(options.ram.policy == format::RamPolicy::static_split);
   CHECK(options.ram.static_mapping_percent == 100);
   CHECK(options.checkpoint_interval_pages == 512);
+  CHECK(options.cftl.consolidation == ConsolidationMode::eager);
   const Geometry g = config.geometry(100);
   CHECK(g.page_size_bytes == 2048);
   CHECK(g.pages_per_block == 64);

@@ -12,6 +12,15 @@
 
 namespace flashdir {
 
+// CFTL's page->block conversions that copy data.
+enum class ConsolidationMode : std::uint8_t {
+  off,    // none: only blocks already laid out whole are converted
+  gc,     // during GC, when the victim holds at least half of the logical block
+  eager,  // during GC whatever the share, and in the background after reads (the paper's and more)
+};
+std::string_view consolidation_mode_name(ConsolidationMode mode);
+Result<ConsolidationMode> parse_consolidation_mode(std::string_view text);
+
 // CFTL's detector for page->block conversion (doc/ftl.md, "hot/cold detector"): per logical
 // block, a read counter and a write counter, both halved every aging period.
 struct CftlOptions {
@@ -22,8 +31,9 @@ struct CftlOptions {
   std::uint64_t aging_period_requests = 0;
   // Share of the mapping cache given to the CBMT, in percent.
   std::uint32_t cbmt_share_percent = 10;
-  // Consolidate read-hot, write-cold logical blocks in the background (besides during GC).
-  bool background_consolidation = true;
+  // When to copy a read-hot, write-cold logical block into one physical block (doc/ftl.md).
+  // Blocks found laid out whole are block-mapped for free in every mode.
+  ConsolidationMode consolidation = ConsolidationMode::gc;
 };
 
 // The device RAM: one budget shared by the mapping cache and a data write buffer

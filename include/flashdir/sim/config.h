@@ -63,6 +63,7 @@ struct SimConfig {
   std::uint16_t overprovision_permille = 70;                    // op, given in percent
   format::MappingScheme mapping = format::MappingScheme::cftl;  // mapping
   format::GcPolicy gc = format::GcPolicy::dual_greedy;          // gc
+  ConsolidationMode consolidation = ConsolidationMode::gc;      // consolidation: CFTL's page->block copies
   RamOptions ram = default_ram();               // ram, ram-policy, aps-interval, aps-tune-unit
   std::uint64_t checkpoint_interval_pages = 0;  // checkpoint-interval; 0 = automatic
 
