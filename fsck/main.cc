@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include "flashdir/check.h"
+#include "flashdir/command_line.h"
 #include "flashdir/progress.h"
 #include "flashdir/size.h"
 
 namespace {
+
+constexpr int kExitUsage = 16;  // fsck(8): usage or syntax error
 
 void print_report(const std::string& dir, const flashdir::CheckReport& report) {
   fmt::print("fsck.flashdir: {}\n", dir);
@@ -48,14 +51,14 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
 int main(int argc, char** argv) {
   CLI::App app{"Checks a flashdir cache directory: superblock, catalog, chip image and the OOB record "
                "of every programmed page. Exit status: 0 clean, 1 errors corrected, 4 errors left "
-               "uncorrected, 8 operational error (sums when several apply)."};
+               "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error."};
   std::string dir;
   bool no_changes = false;
   bool repair = false;
   app.add_option("DIR", dir, "Cache directory to check")->required();
   auto* n = app.add_flag("-n,--no-changes", no_changes, "Open everything read-only and change nothing (default)");
   app.add_flag("-y,--yes", repair, "Repair what can be repaired without asking")->excludes(n);
-  CLI11_PARSE(app, argc, argv);
+  if (auto stop = flashdir::parse_command_line(app, argc, argv, "fsck.flashdir", kExitUsage)) return *stop;
 
   flashdir::CheckOptions options;
   options.repair = repair;

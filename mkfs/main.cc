@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 
 #include "flashdir/cache_dir.h"
+#include "flashdir/command_line.h"
 #include "flashdir/ftl/ftl.h"
 #include "flashdir/size.h"
 
 namespace {
 
+constexpr const char* kTool = "mkfs.flashdir";
+constexpr int kExitRefused = 1;
+constexpr const char* kSizeSuffixes = "with an optional K, M, G or T suffix (binary multiples)";
+
 int refuse(const flashdir::Status& status) {
-  fmt::print(stderr, "mkfs.flashdir: {}\n", status.message());
-  return 1;
+  fmt::print(stderr, "{}: {}\n", kTool, status.message());
+  return kExitRefused;
 }
 
 // Parses a size option into a 32-bit field; the message names the option.
@@ -22,16 +27,38 @@ flashdir::Status parse_u32_size(const std::string& option, const std::string& te
   return flashdir::Status::ok();
 }
 
+void print_summary(const std::string& dir, const flashdir::format::Superblock& sb) {
+  const flashdir::CacheDirPaths paths(dir);
+  fmt::print("formatted {}\n", dir);
+  fmt::print("  uuid      {}\n", sb.uuid.to_string());
+  fmt::print("  chip      {}\n", sb.geometry.describe());
+  fmt::print("  latency   {} (read {} us, program {} us, erase {} us)\n",
+             flashdir::latency_preset_name(sb.latency.preset), sb.latency.read_us, sb.latency.program_us,
+             sb.latency.erase_us);
+  const auto logical = flashdir::Ftl::logical_pages_for(sb.geometry, sb.overprovision_permille);
+  fmt::print("  logical   {} pages ({}), {}% over-provisioning\n", logical.value(),
+             flashdir::format_size(logical.value() * sb.geometry.page_size_bytes), sb.overprovision_permille / 10.0);
+  flashdir::RamOptions chosen;
+  chosen.policy = sb.ram_policy;
+  chosen.static_mapping_percent = sb.static_mapping_percent;
+  fmt::print("  FTL       {} mapping, {} GC, {} device RAM shared by {}\n",
+             flashdir::format::mapping_scheme_name(sb.mapping_scheme), flashdir::format::gc_policy_name(sb.gc_policy),
+             flashdir::format_size(sb.ram_budget_bytes), flashdir::ram_policy_label(chosen));
+  fmt::print("  image     {} (sparse)\n", paths.image.string());
+  fmt::print("  catalog   {}\n", paths.catalog.string());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  using flashdir::Geometry;
   CLI::App app{"Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (sparse) "
                "and an empty catalog."};
   std::string dir;
   std::string size_text;
   std::string page_size_text = "4K";
   std::string oob_size_text = "64";
-  std::uint32_t pages_per_block = flashdir::Geometry::kDefaultPagesPerBlock;
+  std::uint32_t pages_per_block = Geometry::kDefaultPagesPerBlock;
   std::string latency_name = "slc";
   std::string mapping_name = "cftl";
   std::string gc_name = "dual-greedy";
@@ -42,14 +69,21 @@ int main(int argc, char** argv) {
 
   app.add_option("DIR", dir, "Cache directory to format (created if its parent exists)")->required();
   app.add_option("-s,--size", size_text,
-                 "Chip capacity in bytes; K, M, G, T suffixes are binary multiples (e.g. 256M). "
-                 "Must be a whole number of blocks")
+                 fmt::format("Chip capacity in bytes, {} (e.g. 256M); a whole number of blocks, at least {}",
+                             kSizeSuffixes, flashdir::kMinimumCacheBlocks))
       ->required();
   app.add_option("--page-size", page_size_text,
-                 "NAND page size in bytes, a power of two from 512 to 64K")
+                 fmt::format("NAND page size in bytes, {}; a power of two from {} to {}", kSizeSuffixes,
+                             flashdir::format_size(Geometry::kMinPageSizeBytes),
+                             flashdir::format_size(Geometry::kMaxPageSizeBytes)))
       ->capture_default_str();
-  app.add_option("--oob-size", oob_size_text, "Out-of-band bytes per page, at least 48")->capture_default_str();
-  app.add_option("--pages-per-block", pages_per_block, "Pages per erase block, 2 to 65536")->capture_default_str();
+  app.add_option("--oob-size", oob_size_text,
+                 fmt::format("Out-of-band bytes per page, {}; {} to {}", kSizeSuffixes,
+                             flashdir::format::kOobRecordSize, Geometry::kMaxOobSizeBytes))
+      ->capture_default_str();
+  app.add_option("--pages-per-block", pages_per_block,
+                 fmt::format("Pages per erase block, {} to {}", Geometry::kMinPagesPerBlock, Geometry::kMaxPagesPerBlock))
+      ->capture_default_str();
   app.add_option("--latency", latency_name,
                  "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) "
                  "or zero")
@@ -60,17 +94,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gc", gc_name, "Garbage-collection policy: dual-greedy, greedy or cost-benefit")
       ->capture_default_str();
-  app.add_option("--op", op_percent, "Over-provisioning: percent of the data area kept spare, 0 to 99.9")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 99.9));
-  app.add_option("--ram", ram_text, "Device RAM for the mapping cache and write buffer, bytes (K/M/G suffixes)")
+  const double max_op_percent = flashdir::kMaxOverprovisionPermille / 10.0;
+  app.add_option("--op", op_percent,
+                 fmt::format("Over-provisioning: percent of the data area kept spare, 0 to {}", max_op_percent))
+      ->capture_default_str();
+  app.add_option("--ram", ram_text,
+                 fmt::format("Device RAM for the mapping cache and write buffer in bytes, {}; 0 runs the FTL "
+                             "without a write buffer, reading a translation page for each lookup",
+                             kSizeSuffixes))
       ->capture_default_str();
   app.add_option("--ram-policy", ram_policy_text,
                  "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
                  "(P percent for mapping)")
       ->capture_default_str();
   app.add_flag("-f,--force", force, "Replace an existing cache in DIR (only flashdir's own files)");
-  CLI11_PARSE(app, argc, argv);
+  if (auto stop = flashdir::parse_command_line(app, argc, argv, kTool, kExitRefused)) return *stop;
 
   flashdir::FormatOptions options;
   options.force = force;
@@ -89,6 +127,10 @@ int main(int argc, char** argv) {
   auto gc = flashdir::format::parse_gc_policy(gc_name);
   if (!gc.is_ok()) return refuse(gc.status().with_context("--gc"));
   options.gc = *gc;
+  if (!(op_percent >= 0.0 && op_percent <= max_op_percent)) {  // NaN too
+    return refuse(flashdir::Status::invalid_argument(
+        fmt::format("--op {}% is outside the accepted 0 to {}%", op_percent, max_op_percent)));
+  }
   options.overprovision_permille = static_cast<std::uint16_t>(op_percent * 10.0 + 0.5);
   auto ram = flashdir::parse_size(ram_text);
   if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
@@ -100,23 +142,6 @@ int main(int argc, char** argv) {
 
   auto sb = flashdir::format_cache_dir(dir, options);
   if (!sb.is_ok()) return refuse(sb.status());
-  const flashdir::CacheDirPaths paths(dir);
-  fmt::print("formatted {}\n", dir);
-  fmt::print("  uuid      {}\n", sb->uuid.to_string());
-  fmt::print("  chip      {}\n", sb->geometry.describe());
-  fmt::print("  latency   {} (read {} us, program {} us, erase {} us)\n",
-             flashdir::latency_preset_name(sb->latency.preset), sb->latency.read_us, sb->latency.program_us,
-             sb->latency.erase_us);
-  const auto logical = flashdir::Ftl::logical_pages_for(sb->geometry, sb->overprovision_permille);
-  fmt::print("  logical   {} pages ({}), {}% over-provisioning\n", logical.value(),
-             flashdir::format_size(logical.value() * sb->geometry.page_size_bytes), sb->overprovision_permille / 10.0);
-  flashdir::RamOptions chosen;
-  chosen.policy = sb->ram_policy;
-  chosen.static_mapping_percent = sb->static_mapping_percent;
-  fmt::print("  FTL       {} mapping, {} GC, {} device RAM shared by {}\n",
-             flashdir::format::mapping_scheme_name(sb->mapping_scheme), flashdir::format::gc_policy_name(sb->gc_policy),
-             flashdir::format_size(sb->ram_budget_bytes), flashdir::ram_policy_label(chosen));
-  fmt::print("  image     {} (sparse)\n", paths.image.string());
-  fmt::print("  catalog   {}\n", paths.catalog.string());
+  print_summary(dir, sb.value());
   return 0;
 }

@@ -60,20 +60,6 @@ TEST_CASE("single-field checks agree with the whole-geometry check", "[nand][geo
   CHECK_THAT(Geometry::check_pages_per_block(1).message(), Catch::Contains("pages per block 1"));
 }
 
-TEST_CASE("a capacity must be a whole number of blocks", "[nand][geometry]") {
-  auto ok = geometry_for_capacity(64ULL << 20, 4096, 64, 128);
-  REQUIRE(ok.is_ok());
-  CHECK(ok->block_count == 128);
-  CHECK(ok->capacity_bytes() == 64ULL << 20);
-
-  auto partial = geometry_for_capacity((64ULL << 20) + 4096, 4096, 64, 128);
-  REQUIRE_FALSE(partial.is_ok());
-  CHECK_THAT(partial.status().message(), Catch::Contains("67112960") && Catch::Contains("whole number"));
-
-  CHECK_FALSE(geometry_for_capacity(0, 4096, 64, 128).is_ok());
-  CHECK_THAT(geometry_for_capacity(64ULL << 20, 1000, 64, 128).status().message(), Catch::Contains("page size 1000"));
-}
-
 TEST_CASE("address arithmetic", "[nand][geometry]") {
   const Geometry g{4096, 64, 128, 16};
   CHECK(g.block_of(Ppn(300)) == BlockNumber(2));

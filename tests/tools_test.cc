@@ -69,14 +69,25 @@ TEST_CASE("mkfs refuses bad requests with a one-line reason", "[tools]") {
     std::string args;
     std::string reason;
   };
+  std::ofstream(tmp / "plain-file") << "not a directory";
   const Case cases[] = {
+      {dir + " --size 1M", "--size 1 MiB holds 2 blocks"},
       {dir + " --size 1M", "at least 32 blocks"},
-      {dir + " --size 16388K", "whole number"},
-      {dir + " --size 64M --page-size 3000", "page size 3000"},
-      {dir + " --size 64M --page-size 0", "page size 0"},
-      {dir + " --size 64M --oob-size 16", "OOB size 16"},
-      {dir + " --size 64X", "unknown unit"},
+      {dir + " --size 0", "--size 0 B holds 0 blocks"},
+      {dir + " --size 16388K", "--size 16781312 B is not a whole number"},
+      {dir + " --size 16M --pages-per-block 3", "(--pages-per-block 3 x --page-size 4 KiB)"},
+      {dir + " --size 16M --pages-per-block 1", "--pages-per-block: pages per block 1 is outside [2, 65536]"},
+      {dir + " --size 64M --page-size 3000", "--page-size: page size 3000"},
+      {dir + " --size 64M --page-size 0", "--page-size: page size 0"},
+      {dir + " --size 64M --oob-size 16", "--oob-size: OOB size 16"},
+      {dir + " --size 64M --oob-size 5000", "[48, 4096]"},
+      {dir + " --size 64X", "--size: size '64X' has an unknown unit"},
       {dir + " --size 64M --latency tlc", "tlc"},
+      {dir + " --size 64M --op 99.9", "--op 99.9% is outside the accepted 0 to 50%"},
+      {dir + " --size 64M --op -1", "--op -1%"},
+      {dir + " --size 64T --page-size 512 --pages-per-block 2", "--size: a chip of"},
+      {"'' --size 64M", "the cache directory path is empty"},
+      {quoted(tmp / "plain-file") + " --size 64M", "plain-file exists and is not a directory"},
       {"/proc/flashdir-cache --size 64M", "/proc/flashdir-cache"},
       {quoted(tmp / "missing-parent" / "cache") + " --size 64M", "cannot create"},
   };
@@ -133,12 +144,44 @@ TEST_CASE("mkfs refuses a non-empty directory that is not a cache", "[tools]") {
 TEST_CASE("mkfs and fsck explain their options", "[tools]") {
   const auto mkfs_help = mkfs("--help");
   CHECK(mkfs_help.exit_code == 0);
-  for (const char* word : {"--size", "--page-size", "--pages-per-block", "--oob-size", "--latency", "--force", "bytes", "4K", "slc"}) {
+  for (const char* word : {"--size", "--page-size", "--pages-per-block", "--oob-size", "--latency", "--force", "bytes", "4K", "slc",
+                           "48 to 4096", "2 to 65536", "512 B to 64 KiB", "0 to 50"}) {
     CHECK_THAT(mkfs_help.output, Catch::Contains(word));
   }
+  // Every size option (--size, --page-size, --oob-size, --ram) names every suffix.
+  std::size_t suffix_lists = 0;
+  for (std::size_t at = 0; (at = mkfs_help.output.find("K, M, G or T", at)) != std::string::npos; ++at) ++suffix_lists;
+  CHECK(suffix_lists == 4);
   const auto fsck_help = fsck("--help");
   CHECK(fsck_help.exit_code == 0);
-  CHECK_THAT(fsck_help.output, Catch::Contains("-n") && Catch::Contains("-y") && Catch::Contains("Exit status"));
+  CHECK_THAT(fsck_help.output, Catch::Contains("-n") && Catch::Contains("-y") && Catch::Contains("Exit status") &&
+                                   Catch::Contains("16 usage or syntax error"));
+}
+
+TEST_CASE("a command-line syntax error is one line with a hint and a usage exit code", "[tools]") {
+  TempDir tmp;
+  const auto dir = quoted(tmp / "cache");
+  struct Case {
+    CommandResult result;
+    int exit_code;
+    std::string prefix;
+    std::string what;
+  };
+  const Case cases[] = {
+      {mkfs(dir + " --size 16M --bogus"), 1, "mkfs.flashdir: ", "--bogus"},
+      {mkfs(dir + " --size 16M --pages-per-block many"), 1, "mkfs.flashdir: ", "--pages-per-block"},
+      {mkfs("--size 16M"), 1, "mkfs.flashdir: ", "DIR is required"},
+      {fsck(dir + " --bogus"), 16, "fsck.flashdir: ", "--bogus"},
+      {fsck("-n -y " + dir), 16, "fsck.flashdir: ", "excludes"},
+      {fsck(""), 16, "fsck.flashdir: ", "DIR is required"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.result.output);
+    CHECK(c.result.exit_code == c.exit_code);
+    CHECK_THAT(c.result.output, Catch::StartsWith(c.prefix) && Catch::Contains(c.what) && Catch::Contains("--help"));
+    CHECK(std::count(c.result.output.begin(), c.result.output.end(), '\n') == 1);
+  }
+  CHECK_FALSE(std::filesystem::exists(tmp / "cache"));
 }
 
 TEST_CASE("fsck finds a flipped byte in the superblock", "[tools]") {
@@ -185,6 +228,22 @@ TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
   INFO(truncated.output);
   CHECK(truncated.exit_code == 8);
   CHECK_THAT(truncated.output, Catch::Contains("needs"));
+  CHECK_THAT(fsck("''").output, Catch::Contains("the cache directory path is empty"));
+}
+
+TEST_CASE("fsck refuses an image whose geometry differs from the superblock's", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  const CacheDirPaths paths(dir);
+  format::Superblock sb = read_superblock_file(paths.superblock)->superblock;
+  sb.geometry.block_count *= 2;  // same cache, another chip
+  REQUIRE(write_superblock_file(paths.superblock, sb).is_ok());
+  const auto checked = fsck(quoted(dir));
+  INFO(checked.output);
+  CHECK(checked.exit_code == (8 | 4));  // the catalog's copy of the superblock disagrees too
+  CHECK_THAT(checked.output, Catch::Contains("image geometry (16 MiB: 32 blocks") &&
+                                 Catch::Contains("differs from the superblock's (32 MiB: 64 blocks"));
 }
 
 namespace {

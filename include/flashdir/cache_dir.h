@@ -27,6 +27,8 @@ struct CacheDirPaths {
 // The smallest chip a cache may have: the FTL keeps write frontiers, a GC reserve and
 // checkpoint blocks beside the data, and that takes a few dozen blocks whatever the size.
 inline constexpr std::uint64_t kMinimumCacheBlocks = 32;
+// Above half the chip kept spare, a cache gives away more than it keeps for little less wear.
+inline constexpr std::uint16_t kMaxOverprovisionPermille = 500;
 
 struct FormatOptions {
   std::uint64_t capacity_bytes = 0;
@@ -41,12 +43,18 @@ struct FormatOptions {
   format::RamPolicy ram_policy = format::RamPolicy::tree;
   std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
   bool force = false;  // replace an existing cache (only flashdir's own entries are removed)
+
+  // The chip these options describe, or why they are refused: a bad page, OOB or block size, a
+  // size that is not a whole number of blocks or holds fewer than kMinimumCacheBlocks, or
+  // over-provisioning above kMaxOverprovisionPermille. Messages name the mkfs.flashdir option
+  // that sets the bad field, since that is where a person fixes it.
+  Result<Geometry> checked_geometry() const;
 };
 
 // Formats `dir` (created if its parent exists): catalog, image with a freshly formatted FTL,
-// superblock, written in that order so that a superblock exists only for a complete cache. Refuses, each with a
-// one-line reason: a bad geometry, fewer than kMinimumCacheBlocks blocks, an existing cache or
-// a non-empty directory without `force`, and a directory that cannot be written.
+// superblock, written in that order so that a superblock exists only for a complete cache.
+// Refuses, each with a one-line reason: options checked_geometry() refuses, an empty path, an
+// existing cache or a non-empty directory without `force`, and a directory that cannot be written.
 Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);
 
 // The FTL options a cache was formatted with: mapping scheme, GC policy, over-provisioning and

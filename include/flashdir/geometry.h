@@ -57,10 +57,6 @@ struct Geometry {
   std::string describe() const;  // "64 MiB: 128 blocks x 128 pages x 4096 B (+64 B OOB)"
 };
 
-// A geometry holding `capacity_bytes`, refused unless it is a non-zero whole number of blocks.
-Result<Geometry> geometry_for_capacity(std::uint64_t capacity_bytes, std::uint32_t page_size_bytes,
-                                       std::uint32_t oob_size_bytes, std::uint32_t pages_per_block);
-
 // Stored in the superblock: values are permanent, never renumber.
 enum class LatencyPreset : std::uint8_t { zero = 0, slc = 1, mlc = 2, custom = 3 };
 static_assert(static_cast<int>(LatencyPreset::zero) == 0 && static_cast<int>(LatencyPreset::slc) == 1 &&

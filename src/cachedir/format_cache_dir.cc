@@ -11,7 +11,6 @@
 #include "flashdir/ftl/ftl.h"
 #include "flashdir/nand/page_store.h"
 #include "flashdir/nand/simulated_chip.h"
-#include "flashdir/size.h"
 
 namespace flashdir {
 
@@ -36,26 +35,6 @@ FtlOptions ftl_options(const format::Superblock& sb) {
 
 namespace {
 
-Result<Geometry> checked_geometry(const FormatOptions& options) {
-  auto geometry = geometry_for_capacity(options.capacity_bytes, options.page_size_bytes,
-                                        options.oob_size_bytes, options.pages_per_block);
-  if (!geometry.is_ok()) return geometry.status();
-  if (options.overprovision_permille >= 1000) {
-    return Status::invalid_argument(fmt::format("over-provisioning {}% is not below 100%",
-                                                options.overprovision_permille / 10.0));
-  }
-  if (geometry->block_count < kMinimumCacheBlocks) {
-    return Status::invalid_argument(fmt::format(
-        "size {} is {} blocks of {}; a cache needs at least {} blocks ({})", format_size(options.capacity_bytes),
-        geometry->block_count, format_size(geometry->block_size_bytes()), kMinimumCacheBlocks,
-        format_size(kMinimumCacheBlocks * geometry->block_size_bytes())));
-  }
-  if (auto logical = Ftl::logical_pages_for(geometry.value(), options.overprovision_permille); !logical.is_ok()) {
-    return logical.status();
-  }
-  return geometry;
-}
-
 bool holds_cache_entries(const CacheDirPaths& paths) {
   std::error_code ec;
   return fs::exists(paths.superblock, ec) || fs::exists(paths.image, ec) || fs::exists(paths.catalog, ec);
@@ -65,6 +44,7 @@ bool holds_cache_entries(const CacheDirPaths& paths) {
 Status prepare_directory(const CacheDirPaths& paths, bool force) {
   std::error_code ec;
   const fs::path& dir = paths.dir;
+  if (dir.empty()) return Status::invalid_argument("the cache directory path is empty");
   if (!fs::exists(dir, ec)) {
     if (!fs::create_directory(dir, ec)) {
       return Status::io_error(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
@@ -102,7 +82,7 @@ Status prepare_directory(const CacheDirPaths& paths, bool force) {
 }  // namespace
 
 Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOptions& options) {
-  auto geometry = checked_geometry(options);
+  auto geometry = options.checked_geometry();
   if (!geometry.is_ok()) return geometry.status();
   const CacheDirPaths paths(dir);
   FLASHDIR_TRY(prepare_directory(paths, options.force));

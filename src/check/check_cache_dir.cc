@@ -22,6 +22,10 @@ namespace {
 
 void check_superblock(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report) {
   std::error_code ec;
+  if (paths.dir.empty()) {
+    report.fatal = "the cache directory path is empty";
+    return;
+  }
   if (!std::filesystem::is_directory(paths.dir, ec)) {
     report.fatal = fmt::format("{} is not a directory", paths.dir.string());
     return;

@@ -53,26 +53,6 @@ std::string Geometry::describe() const {
                      block_count, pages_per_block, page_size_bytes, oob_size_bytes);
 }
 
-Result<Geometry> geometry_for_capacity(std::uint64_t capacity_bytes, std::uint32_t page_size_bytes,
-                                       std::uint32_t oob_size_bytes,
-                                       std::uint32_t pages_per_block) {
-  Geometry g;
-  g.page_size_bytes = page_size_bytes;
-  g.oob_size_bytes = oob_size_bytes;
-  g.pages_per_block = pages_per_block;
-  g.block_count = 1;  // validated below once the block size is known to be sane
-  FLASHDIR_TRY(g.validate());
-  if (capacity_bytes == 0) return Status::invalid_argument("size is zero");
-  if (capacity_bytes % g.block_size_bytes() != 0) {
-    return Status::invalid_argument(
-        fmt::format("size {} B is not a whole number of {} B blocks ({} pages of {} B)",
-                    capacity_bytes, g.block_size_bytes(), pages_per_block, page_size_bytes));
-  }
-  g.block_count = capacity_bytes / g.block_size_bytes();
-  FLASHDIR_TRY(g.validate());
-  return g;
-}
-
 LatencyProfile LatencyProfile::of(LatencyPreset preset) {
   switch (preset) {
     case LatencyPreset::slc: return {preset, 25, 200, 1500};
