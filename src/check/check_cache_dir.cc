@@ -2,7 +2,9 @@
 #include <memory>
 #include <system_error>
 
+#include "../ftl/layout.h"
 #include "chip_scan.h"
+#include "damage_rule.h"
 #include "ftl_check.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
@@ -67,6 +69,62 @@ void check_catalog(const CacheDirPaths& paths, CheckReport& report) {
   }
 }
 
+// Appends `message` to `lines` unless `listed` already reached the limit (counted either way).
+void list(std::vector<std::string>& lines, std::size_t& listed, std::size_t limit, std::string message) {
+  if (listed++ < limit) lines.push_back(std::move(message));
+}
+
+// Turns the damage the chip scan finds into notes (what a power cut explains) and errors.
+class DamageReport {
+ public:
+  DamageReport(const Geometry& geometry, DamageRule rule, std::size_t limit, CheckReport& report)
+      : geometry_(geometry), rule_(rule), limit_(limit), report_(report) {}
+
+  void add(const BlockDamage& damage) {
+    const std::vector<DamageVerdict> verdicts = rule_.judge(damage);
+    if (verdicts.front() == DamageVerdict::interrupted_erase) {
+      list(report_.notes, noted_, limit_,
+           fmt::format("block {}: all {} programmed pages are damaged, as an interrupted erase leaves them",
+                       damage.block.value, damage.programmed_pages));
+      return;
+    }
+    for (std::size_t i = 0; i < damage.pages.size(); ++i) {
+      const BlockDamage::Page& page = damage.pages[i];
+      const std::string where = fmt::format("page {} (block {}, page {})",
+                                            geometry_.page_at(damage.block, page.index).value, damage.block.value,
+                                            page.index);
+      if (verdicts[i] == DamageVerdict::torn_program) {
+        list(report_.notes, noted_, limit_,
+             fmt::format("torn {}: {} (the last programmed page of its block, as a power cut leaves it)", where,
+                         page.why));
+      } else {
+        list(report_.errors, errors_, limit_,
+             fmt::format("damaged {}: {}; {}", where, page.why, rule_.unexplained_reason(damage)));
+      }
+    }
+  }
+
+  // Counts what the limit kept from being listed.
+  void finish() {
+    if (noted_ > limit_) report_.notes.push_back(fmt::format("... and {} more torn pages", noted_ - limit_));
+    if (errors_ > limit_) report_.errors.push_back(fmt::format("... and {} more damaged pages", errors_ - limit_));
+  }
+
+ private:
+  const Geometry& geometry_;
+  DamageRule rule_;
+  std::size_t limit_;
+  CheckReport& report_;
+  std::size_t noted_ = 0;
+  std::size_t errors_ = 0;
+};
+
+// The first block after the checkpoint slots, or 0 if the geometry holds no FTL (check_ftl says why).
+std::uint64_t first_pool_block(const format::Superblock& sb) {
+  auto layout = ftl::FtlLayout::compute(sb.geometry, sb.overprovision_permille);
+  return layout.is_ok() ? layout->pool_first_block : 0;
+}
+
 void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report) {
   auto header = read_image_header(paths.image);
   if (!header.is_ok()) {
@@ -85,6 +143,7 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
   }
   const std::size_t errors_before = report.errors.size();
   bool needs_rebuild = false;
+  std::size_t ftl_errors_end = 0;
   {
     auto store = open_image_store(paths.image, ImageAccess::read_only);
     if (!store.is_ok()) {
@@ -93,28 +152,24 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     }
     SimClock clock;
     SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-    // Damaged pages are what power cuts leave behind; they are errors only if the mapping
-    // refers to them, which check_ftl finds.
-    std::size_t listed = 0;
-    auto damaged = [&](Ppn page, const std::string& why) {
-      if (listed++ >= options.max_listed_pages) return;
-      const Geometry& g = chip.geometry();
-      report.notes.push_back(fmt::format("damaged page {} (block {}, page {}): {}", page.value,
-                                         g.block_of(page).value, g.page_in_block(page), why));
-    };
-    if (Status s = scan_chip(chip, report.chip, damaged, options.progress); !s.is_ok()) {
+    needs_rebuild = check_ftl(chip, report.superblock, options, report);
+    ftl_errors_end = report.errors.size();
+    // The FTL check tells whether anything was in flight when the chip stopped, which decides
+    // what damage a power cut explains.
+    const bool clean_shutdown = report.superblock.clean_shutdown && report.ftl.checked && report.ftl.checkpoint_clean;
+    DamageReport damage(chip.geometry(), DamageRule(clean_shutdown, first_pool_block(report.superblock)),
+                        options.max_listed_pages, report);
+    if (Status s = scan_chip(chip, report.chip, [&](const BlockDamage& d) { damage.add(d); }, options.progress);
+        !s.is_ok()) {
       report.fatal = fmt::format("chip scan stopped: {}", s.message());
       return;
     }
-    if (report.chip.damaged_pages > options.max_listed_pages) {
-      report.notes.push_back(fmt::format("... and {} more damaged pages",
-                                         report.chip.damaged_pages - options.max_listed_pages));
-    }
-    needs_rebuild = check_ftl(chip, report.superblock, options, report);
+    damage.finish();
   }
   if (!needs_rebuild || !options.repair) return;
 
-  // fsck -y: replace the FTL state with one rebuilt from a scan of every page.
+  // fsck -y: replace the FTL state with one rebuilt from a scan of every page. That repairs
+  // what the FTL check found, not a damaged page: nothing rewrites a programmed page.
   auto writable = open_image_store(paths.image, ImageAccess::read_write);
   if (!writable.is_ok()) {
     report.errors.push_back(fmt::format("cannot open the image to repair it: {}", writable.status().message()));
@@ -126,10 +181,10 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     report.errors.push_back(fmt::format("rebuilding the FTL from a full scan failed: {}", s.message()));
     return;
   }
-  for (auto it = report.errors.begin() + static_cast<std::ptrdiff_t>(errors_before); it != report.errors.end(); ++it) {
-    report.repairs.push_back(*it);
-  }
-  report.errors.resize(errors_before);
+  const auto first = report.errors.begin() + static_cast<std::ptrdiff_t>(errors_before);
+  const auto last = report.errors.begin() + static_cast<std::ptrdiff_t>(ftl_errors_end);
+  report.repairs.insert(report.repairs.end(), first, last);
+  report.errors.erase(first, last);
   report.repairs.push_back("rebuilt the FTL mapping from a scan of every page and wrote a fresh checkpoint");
 }
 

@@ -5,8 +5,7 @@
 
 namespace flashdir {
 
-Status scan_chip(NandChip& chip, ChipScanSummary& summary,
-                 const std::function<void(Ppn, const std::string&)>& damaged,
+Status scan_chip(NandChip& chip, ChipScanSummary& summary, const std::function<void(BlockDamage)>& damaged,
                  const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   const Geometry& g = chip.geometry();
   std::vector<std::uint8_t> data(chip.stores_data() ? g.block_size_bytes() : 0);
@@ -30,23 +29,21 @@ Status scan_chip(NandChip& chip, ChipScanSummary& summary,
       const ByteSpan data_run = ByteSpan(data).first(chip.stores_data() ? std::size_t{programmed} * g.page_size_bytes : 0);
       const ByteSpan oob_run = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
       FLASHDIR_TRY(chip.read(g.first_page(block), programmed, data_run, oob_run));
+      BlockDamage damage{block, programmed, {}};
       for (std::uint32_t i = 0; i < programmed; ++i) {
-        const Ppn page = g.page_at(block, i);
         ++summary.programmed_pages;
         auto record = format::decode_oob(oob_run.subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
         if (!record.is_ok()) {
-          ++summary.damaged_pages;
-          damaged(page, record.status().message());
-          continue;
+          damage.pages.push_back({i, record.status().message()});
+        } else if (chip.stores_data() && format::xxh3(data_run.subspan(std::size_t{i} * g.page_size_bytes,
+                                                                       g.page_size_bytes)) != record->data_hash) {
+          damage.pages.push_back({i, "page data does not match the hash in its OOB record"});
+        } else {
+          ++summary.pages_by_kind[static_cast<std::size_t>(record->kind)];
         }
-        if (chip.stores_data() &&
-            format::xxh3(data_run.subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes)) != record->data_hash) {
-          ++summary.damaged_pages;
-          damaged(page, "page data does not match the hash in its OOB record");
-          continue;
-        }
-        ++summary.pages_by_kind[static_cast<std::size_t>(record->kind)];
       }
+      summary.damaged_pages += damage.pages.size();
+      if (!damage.pages.empty()) damaged(std::move(damage));
     }
     if (progress) progress(b + 1, g.block_count);
   }
