@@ -24,6 +24,15 @@ Status program_pages(NandChip& chip, std::uint64_t first, std::uint32_t count, S
   return chip.program(Ppn(first), count, data, oob);
 }
 
+// A plan that cuts the power at operation `index`, doing `in_flight` to the operation there.
+FaultPlan cut_at(std::uint64_t index, InFlight in_flight, std::uint64_t seed = 1) {
+  FaultPlan plan;
+  plan.seed = seed;
+  plan.cut_at_operation = index;
+  plan.in_flight = in_flight;
+  return plan;
+}
+
 // True if the page's OOB record or data fails verification.
 bool damaged(NandChip& chip, Ppn page) {
   std::vector<std::uint8_t> data(chip.geometry().page_size_bytes), oob(chip.geometry().oob_size_bytes);
@@ -38,10 +47,7 @@ bool damaged(NandChip& chip, Ppn page) {
 TEST_CASE("a cut fails the operation in flight and every later one", "[nand][faults]") {
   TestChip test(Backend::memory, kGeometry);
   SeededRandom random(7);
-  FaultPlan plan;
-  plan.cut_at_operation = 5;
-  plan.in_flight = InFlight::dropped;
-  FaultyChip chip(test.chip(), plan);
+  FaultyChip chip(test.chip(), cut_at(5, InFlight::dropped));
 
   REQUIRE(program_pages(chip, 0, 3, random).is_ok());  // operations 0..2
   std::vector<std::uint8_t> oob(64);
@@ -77,11 +83,7 @@ TEST_CASE("a torn program leaves a page that fails verification", "[nand][faults
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     TestChip test(backend, kGeometry);
     SeededRandom random(seed);
-    FaultPlan plan;
-    plan.seed = seed;
-    plan.cut_at_operation = 2;
-    plan.in_flight = InFlight::torn;
-    FaultyChip chip(test.chip(), plan);
+    FaultyChip chip(test.chip(), cut_at(2, InFlight::torn, seed));
     REQUIRE(program_pages(chip, 0, 4, random).code() == StatusCode::power_lost);
     REQUIRE(chip.cut().torn);
     test.reopen();
@@ -98,15 +100,33 @@ TEST_CASE("a torn program leaves a page that fails verification", "[nand][faults
   }
 }
 
+TEST_CASE("InFlight::either tears some cuts and drops others, each as its seed says", "[nand][faults]") {
+  auto cut_with = [](std::uint64_t seed) {
+    TestChip test(Backend::memory, kGeometry);
+    SeededRandom random(seed);
+    FaultyChip chip(test.chip(), cut_at(1, InFlight::either, seed));
+    REQUIRE(program_pages(chip, 0, 2, random).code() == StatusCode::power_lost);
+    // Dropped: page 1 never reached the chip; torn: it holds charge.
+    CHECK(test.chip().next_page(BlockNumber(0)) == (chip.cut().torn ? 2u : 1u));
+    return chip.cut().torn;
+  };
+  int torn = 0;
+  int dropped = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const bool was_torn = cut_with(seed);
+    CHECK(cut_with(seed) == was_torn);  // replays
+    ++(was_torn ? torn : dropped);
+  }
+  INFO(torn << " torn, " << dropped << " dropped");
+  CHECK(torn > 0);
+  CHECK(dropped > 0);
+}
+
 TEST_CASE("a torn erase leaves a block that is neither erased nor intact", "[nand][faults]") {
   TestChip test(Backend::image, kGeometry);
   SeededRandom random(3);
   REQUIRE(program_pages(test.chip(), 8, 8, random).is_ok());
-  FaultPlan plan;
-  plan.seed = 11;
-  plan.cut_at_operation = 0;
-  plan.in_flight = InFlight::torn;
-  FaultyChip chip(test.chip(), plan);
+  FaultyChip chip(test.chip(), cut_at(0, InFlight::torn, 11));
   REQUIRE(chip.erase(BlockNumber(1)).code() == StatusCode::power_lost);
   const std::uint32_t garbage = chip.cut().torn_garbage_pages;
   REQUIRE(garbage >= 1);
