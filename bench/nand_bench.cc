@@ -1,5 +1,6 @@
 // Chip operations per second for each backend, 4 KiB pages: the ceiling on how fast the
-// simulator and the daemon can drive the chip.
+// simulator and the daemon can drive the chip. The metadata-only backend is driven the way the
+// FTL drives it in trace replay: host pages programmed and read without data.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -67,26 +68,53 @@ const char* label(int backend) {
   return backend == kMemory ? "memory" : backend == kMetadata ? "metadata-only" : "image";
 }
 
+// `pages` pages of data as the backend is given them: none on the metadata-only chip.
+std::vector<std::uint8_t> data_for(int backend, std::uint32_t pages) {
+  if (backend == kMetadata) return {};
+  return std::vector<std::uint8_t>(std::size_t{pages} * kGeometry.page_size_bytes, 0x5A);
+}
+
+std::vector<std::uint8_t> oob_for(std::uint32_t pages) {
+  return std::vector<std::uint8_t>(std::size_t{pages} * kGeometry.oob_size_bytes, 0);
+}
+
 void BM_Program(benchmark::State& state) {
-  BenchChip bench(static_cast<int>(state.range(0)));
+  const int backend = static_cast<int>(state.range(0));
+  BenchChip bench(backend);
   const auto run = static_cast<std::uint32_t>(state.range(1));
-  std::vector<std::uint8_t> data(std::size_t{run} * kGeometry.page_size_bytes, 0x5A);
-  std::vector<std::uint8_t> oob(std::size_t{run} * kGeometry.oob_size_bytes, 0);
+  const std::vector<std::uint8_t> data = data_for(backend, run);
+  const std::vector<std::uint8_t> oob = oob_for(run);
   for (auto _ : state) bench.append(run, data, oob);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * run);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * data.size()));
-  state.SetLabel(label(static_cast<int>(state.range(0))));
+  state.SetLabel(label(backend));
+}
+
+// Programs `run` pages and makes them durable with sync() (fdatasync), as a flush does.
+void BM_ProgramAndSync(benchmark::State& state) {
+  BenchChip bench(kImage);
+  const auto run = static_cast<std::uint32_t>(state.range(0));
+  const std::vector<std::uint8_t> data = data_for(kImage, run);
+  const std::vector<std::uint8_t> oob = oob_for(run);
+  for (auto _ : state) {
+    bench.append(run, data, oob);
+    if (!bench.chip().sync().is_ok()) std::abort();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * run);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * data.size()));
+  state.SetLabel(label(kImage));
 }
 
 void BM_Read(benchmark::State& state) {
-  BenchChip bench(static_cast<int>(state.range(0)));
+  const int backend = static_cast<int>(state.range(0));
+  BenchChip bench(backend);
   const auto run = static_cast<std::uint32_t>(state.range(1));
-  std::vector<std::uint8_t> data(kGeometry.block_size_bytes(), 0x5A);
-  std::vector<std::uint8_t> oob(std::size_t{kGeometry.pages_per_block} * kGeometry.oob_size_bytes, 0);
-  for (std::uint64_t b = 0; b < kGeometry.block_count; ++b) bench.append(kGeometry.pages_per_block, data, oob);
+  const std::vector<std::uint8_t> block_data = data_for(backend, kGeometry.pages_per_block);
+  const std::vector<std::uint8_t> block_oob = oob_for(kGeometry.pages_per_block);
+  for (std::uint64_t b = 0; b < kGeometry.block_count; ++b) bench.append(kGeometry.pages_per_block, block_data, block_oob);
   SeededRandom random(1);
-  std::vector<std::uint8_t> out(std::size_t{run} * kGeometry.page_size_bytes);
-  std::vector<std::uint8_t> out_oob(std::size_t{run} * kGeometry.oob_size_bytes);
+  std::vector<std::uint8_t> out = data_for(backend, run);
+  std::vector<std::uint8_t> out_oob = oob_for(run);
   for (auto _ : state) {
     const Ppn first(random.uniform(kGeometry.page_count() / run) * run);
     if (!bench.chip().read(first, run, out, out_oob).is_ok()) std::abort();
@@ -94,13 +122,14 @@ void BM_Read(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * run);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
-  state.SetLabel(label(static_cast<int>(state.range(0))));
+  state.SetLabel(label(backend));
 }
 
 void BM_Erase(benchmark::State& state) {
-  BenchChip bench(static_cast<int>(state.range(0)));
-  std::vector<std::uint8_t> data(kGeometry.block_size_bytes(), 0x5A);
-  std::vector<std::uint8_t> oob(std::size_t{kGeometry.pages_per_block} * kGeometry.oob_size_bytes, 0);
+  const int backend = static_cast<int>(state.range(0));
+  BenchChip bench(backend);
+  const std::vector<std::uint8_t> data = data_for(backend, kGeometry.pages_per_block);
+  const std::vector<std::uint8_t> oob = oob_for(kGeometry.pages_per_block);
   std::uint64_t block = 0;
   for (auto _ : state) {
     state.PauseTiming();  // only the erase is measured; the block is filled so it has work to do
@@ -113,13 +142,15 @@ void BM_Erase(benchmark::State& state) {
     if (!bench.chip().erase(b).is_ok()) std::abort();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-  state.SetLabel(label(static_cast<int>(state.range(0))));
+  state.SetLabel(label(backend));
 }
 
 // Arguments: backend, pages per request (1 page, and a whole 128-page block as one run).
 BENCHMARK(BM_Program)->ArgsProduct({{kMemory, kMetadata, kImage}, {1, 128}});
 BENCHMARK(BM_Read)->ArgsProduct({{kMemory, kMetadata, kImage}, {1, 128}});
 BENCHMARK(BM_Erase)->ArgsProduct({{kMemory, kMetadata, kImage}});
+// Argument: pages programmed per sync (an fsync after each page, and after each block).
+BENCHMARK(BM_ProgramAndSync)->Arg(1)->Arg(128)->UseRealTime();
 
 }  // namespace
 
