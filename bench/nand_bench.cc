@@ -111,7 +111,9 @@ void BM_Read(benchmark::State& state) {
   const auto run = static_cast<std::uint32_t>(state.range(1));
   const std::vector<std::uint8_t> block_data = data_for(backend, kGeometry.pages_per_block);
   const std::vector<std::uint8_t> block_oob = oob_for(kGeometry.pages_per_block);
-  for (std::uint64_t b = 0; b < kGeometry.block_count; ++b) bench.append(kGeometry.pages_per_block, block_data, block_oob);
+  for (std::uint64_t b = 0; b < kGeometry.block_count; ++b) {
+    bench.append(kGeometry.pages_per_block, block_data, block_oob);
+  }
   SeededRandom random(1);
   std::vector<std::uint8_t> out = data_for(backend, run);
   std::vector<std::uint8_t> out_oob = oob_for(run);

@@ -21,17 +21,17 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
   const auto& chip = report.chip;
   if (chip.blocks > 0) {
     fmt::print("  blocks    {} ({} erased, {} full)\n", chip.blocks, chip.erased_blocks, chip.full_blocks);
-    fmt::print("  pages     {} programmed: {} data, {} translation, {} checkpoint, {} damaged\n",
-               chip.programmed_pages, chip.pages_by_kind[1], chip.pages_by_kind[2], chip.pages_by_kind[3],
-               chip.damaged_pages);
-    fmt::print("  wear      erase count min {} / mean {:.2f} / max {}\n", chip.erase_count_min,
-               chip.erase_count_mean, chip.erase_count_max);
+    fmt::print("  pages     {} programmed: {} data, {} translation, {} checkpoint, {} damaged\n", chip.programmed_pages,
+               chip.pages_by_kind[1], chip.pages_by_kind[2], chip.pages_by_kind[3], chip.damaged_pages);
+    fmt::print("  wear      erase count min {} / mean {:.2f} / max {}\n", chip.erase_count_min, chip.erase_count_mean,
+               chip.erase_count_max);
   }
   if (report.ftl.checked) {
     const auto& ftl = report.ftl;
-    fmt::print("  FTL       checkpoint {} ({}), {} of {} logical pages mapped, {} pages rolled forward, {} mismatches\n",
-               ftl.checkpoint_generation, ftl.checkpoint_clean ? "clean" : "changed since",
-               ftl.mapped_pages, ftl.logical_pages, ftl.rolled_forward_pages, ftl.mismatches);
+    fmt::print(
+        "  FTL       checkpoint {} ({}), {} of {} logical pages mapped, {} pages rolled forward, {} mismatches\n",
+        ftl.checkpoint_generation, ftl.checkpoint_clean ? "clean" : "changed since", ftl.mapped_pages,
+        ftl.logical_pages, ftl.rolled_forward_pages, ftl.mismatches);
   }
   for (const auto& note : report.notes) fmt::print("  note: {}\n", note);
   for (const auto& repair : report.repairs) fmt::print("  repaired: {}\n", repair);
@@ -39,7 +39,7 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
   if (!report.fatal.empty()) fmt::print("  cannot continue: {}\n", report.fatal);
   const int code = report.exit_code();
   fmt::print("result: {} (exit {})\n",
-             code == 0 ? "clean"
+             code == 0    ? "clean"
              : (code & 8) ? "operational error"
              : (code & 4) ? fmt::format("{} error(s) left uncorrected", report.errors.size())
                           : fmt::format("{} error(s) corrected", report.repairs.size()),
@@ -49,9 +49,10 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Checks a flashdir cache directory: superblock, catalog, chip image and the OOB record "
-               "of every programmed page. Exit status: 0 clean, 1 errors corrected, 4 errors left "
-               "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error."};
+  CLI::App app{
+      "Checks a flashdir cache directory: superblock, catalog, chip image and the OOB record "
+      "of every programmed page. Exit status: 0 clean, 1 errors corrected, 4 errors left "
+      "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error."};
   std::string dir;
   bool no_changes = false;
   bool repair = false;

@@ -52,8 +52,9 @@ void print_summary(const std::string& dir, const flashdir::format::Superblock& s
 
 int main(int argc, char** argv) {
   using flashdir::Geometry;
-  CLI::App app{"Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (sparse) "
-               "and an empty catalog."};
+  CLI::App app{
+      "Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (sparse) "
+      "and an empty catalog."};
   std::string dir;
   std::string size_text;
   std::string page_size_text = "4K";
@@ -81,9 +82,9 @@ int main(int argc, char** argv) {
                  fmt::format("Out-of-band bytes per page, {}; {} to {}", kSizeSuffixes,
                              flashdir::format::kOobRecordSize, Geometry::kMaxOobSizeBytes))
       ->capture_default_str();
-  app.add_option("--pages-per-block", pages_per_block,
-                 fmt::format("Pages per erase block, {} to {}", Geometry::kMinPagesPerBlock, Geometry::kMaxPagesPerBlock))
-      ->capture_default_str();
+  const std::string pages_per_block_help =
+      fmt::format("Pages per erase block, {} to {}", Geometry::kMinPagesPerBlock, Geometry::kMaxPagesPerBlock);
+  app.add_option("--pages-per-block", pages_per_block, pages_per_block_help)->capture_default_str();
   app.add_option("--latency", latency_name,
                  "Latency preset: slc (25/200/1500 us read/program/erase), mlc (50/900/3500 us) "
                  "or zero")
@@ -136,7 +137,8 @@ int main(int argc, char** argv) {
   if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
   options.ram_budget_bytes = *ram;
   flashdir::RamOptions ram_options;
-  if (auto s = flashdir::parse_ram_policy(ram_policy_text, ram_options); !s.is_ok()) return refuse(s.with_context("--ram-policy"));
+  const flashdir::Status ram_policy = flashdir::parse_ram_policy(ram_policy_text, ram_options);
+  if (!ram_policy.is_ok()) return refuse(ram_policy.with_context("--ram-policy"));
   options.ram_policy = ram_options.policy;
   options.static_mapping_percent = ram_options.static_mapping_percent;
 

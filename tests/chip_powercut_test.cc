@@ -19,7 +19,11 @@ namespace {
 class ChipModel {
  public:
   ChipModel(const Geometry& g, bool keeps_data)
-      : g_(g), keeps_data_(keeps_data), next_page_(g.block_count), erase_count_(g.block_count), pages_(g.page_count()) {}
+      : g_(g),
+        keeps_data_(keeps_data),
+        next_page_(g.block_count),
+        erase_count_(g.block_count),
+        pages_(g.page_count()) {}
 
   std::uint32_t next_page(std::uint64_t block) const { return next_page_[block]; }
   std::uint32_t erase_count(std::uint64_t block) const { return erase_count_[block]; }
@@ -107,7 +111,9 @@ std::string verify(NandChip& chip, const ChipModel& model, const CutReport& cut,
     }
     if (in_flight_block && cut.torn && cut.operation == CutReport::Operation::erase) {
       for (std::uint32_t i = 0; i < expected_next; ++i) {
-        if (page_verifies(chip, g.page_at(block, i))) return fmt::format("torn erase left an intact page {} in block {}", i, b);
+        if (page_verifies(chip, g.page_at(block, i))) {
+          return fmt::format("torn erase left an intact page {} in block {}", i, b);
+        }
       }
       continue;
     }
@@ -138,7 +144,8 @@ Outcome run(const Scenario& scenario) {
     const BlockNumber block(random.uniform(g.block_count));
     if (choice < 6 && model.next_page(block.value) < g.pages_per_block) {
       const std::uint32_t next = model.next_page(block.value);
-      const auto count = static_cast<std::uint32_t>(random.between(1, std::min<std::uint32_t>(4, g.pages_per_block - next)));
+      const auto count =
+          static_cast<std::uint32_t>(random.between(1, std::min<std::uint32_t>(4, g.pages_per_block - next)));
       std::vector<PageImage> run;
       std::vector<std::uint8_t> data, oob;
       for (std::uint32_t i = 0; i < count; ++i) {
@@ -161,21 +168,25 @@ Outcome run(const Scenario& scenario) {
       }
     } else if (choice < 8) {
       const Status s = chip.erase(block);
-      if (s.is_ok()) model.erase(block);
-      else if (s.code() != StatusCode::power_lost) {
+      if (s.is_ok()) {
+        model.erase(block);
+      } else if (s.code() != StatusCode::power_lost) {
         outcome.mismatch = "erase refused: " + s.to_string();
         return outcome;
       }
     } else {
       const Ppn first(random.uniform(g.page_count()));
-      const auto count = static_cast<std::uint32_t>(random.between(1, std::min<std::uint64_t>(g.pages_per_block, g.page_count() - first.value)));
-      std::vector<std::uint8_t> data(std::size_t{count} * g.page_size_bytes), oob(std::size_t{count} * g.oob_size_bytes);
+      const auto count = static_cast<std::uint32_t>(
+          random.between(1, std::min<std::uint64_t>(g.pages_per_block, g.page_count() - first.value)));
+      std::vector<std::uint8_t> data(std::size_t{count} * g.page_size_bytes),
+          oob(std::size_t{count} * g.oob_size_bytes);
       const Status s = chip.read(first, count, data, oob);
       if (s.is_ok()) {
         for (std::uint32_t i = 0; i < count; ++i) {
           const Ppn p = first + i;
           const bool programmed = g.page_in_block(p) < model.next_page(g.block_of(p).value);
-          const ConstByteSpan got_data = ConstByteSpan(data).subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes);
+          const ConstByteSpan got_data =
+              ConstByteSpan(data).subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes);
           const ConstByteSpan got_oob = ConstByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes);
           const bool same = programmed ? std::equal(got_data.begin(), got_data.end(), model.page(p).data.begin()) &&
                                              std::equal(got_oob.begin(), got_oob.end(), model.page(p).oob.begin())

@@ -1,6 +1,6 @@
 // The rules of a real chip, enforced on every backend.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "support/test_chip.h"
@@ -55,7 +55,7 @@ TEST_CASE("chip rules", "[nand]") {
     CHECK(oob[0] == 0x21);
     CHECK(oob[3 * g.oob_size_bytes] == 0x22);
     CHECK(oob[4 * g.oob_size_bytes] == 0xFF);  // erased
-    CHECK(data[0] == 0x21);  // pages programmed with data keep it, on every backend
+    CHECK(data[0] == 0x21);                    // pages programmed with data keep it, on every backend
     CHECK(data[3 * g.page_size_bytes] == 0x22);
     CHECK(data[4 * g.page_size_bytes] == 0xFF);
   }

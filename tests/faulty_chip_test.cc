@@ -51,7 +51,7 @@ TEST_CASE("a cut fails the operation in flight and every later one", "[nand][fau
 
   REQUIRE(program_pages(chip, 0, 3, random).is_ok());  // operations 0..2
   std::vector<std::uint8_t> oob(64);
-  REQUIRE(chip.read(Ppn(0), 1, {}, oob).is_ok());      // operation 3
+  REQUIRE(chip.read(Ppn(0), 1, {}, oob).is_ok());        // operation 3
   const Status cut = program_pages(chip, 3, 4, random);  // operations 4..7: 5 is in flight
   CHECK(cut.code() == StatusCode::power_lost);
   CHECK(chip.power_lost());

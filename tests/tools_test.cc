@@ -56,7 +56,8 @@ TEST_CASE("mkfs formats a cache that fsck finds clean", "[tools]") {
 
 TEST_CASE("mkfs takes the geometry options", "[tools]") {
   TempDir tmp;
-  const auto made = mkfs(quoted(tmp / "c") + " --size 32M --page-size 2K --pages-per-block 64 --oob-size 128 --latency mlc");
+  const auto made =
+      mkfs(quoted(tmp / "c") + " --size 32M --page-size 2K --pages-per-block 64 --oob-size 128 --latency mlc");
   INFO(made.output);
   REQUIRE(made.exit_code == 0);
   CHECK_THAT(made.output, Catch::Contains("256 blocks x 64 pages x 2048 B (+128 B OOB)"));
@@ -108,7 +109,8 @@ TEST_CASE("mkfs refuses an unwritable directory", "[tools]") {
   const auto dir = tmp / "readonly";
   std::filesystem::create_directory(dir);
   std::filesystem::permissions(tmp.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                               std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_read |
                                                std::filesystem::perms::others_exec);
   std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
                                         std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
@@ -146,8 +148,8 @@ TEST_CASE("mkfs refuses a non-empty directory that is not a cache", "[tools]") {
 TEST_CASE("mkfs and fsck explain their options", "[tools]") {
   const auto mkfs_help = mkfs("--help");
   CHECK(mkfs_help.exit_code == 0);
-  for (const char* word : {"--size", "--page-size", "--pages-per-block", "--oob-size", "--latency", "--force", "bytes", "4K", "slc",
-                           "48 to 4096", "2 to 65536", "512 B to 64 KiB", "0 to 50"}) {
+  for (const char* word : {"--size", "--page-size", "--pages-per-block", "--oob-size", "--latency", "--force", "bytes",
+                           "4K", "slc", "48 to 4096", "2 to 65536", "512 B to 64 KiB", "0 to 50"}) {
     CHECK_THAT(mkfs_help.output, Catch::Contains(word));
   }
   // Every size option (--size, --page-size, --oob-size, --ram) names every suffix.
@@ -318,7 +320,8 @@ std::uint64_t stale_page_inside_a_block(const std::filesystem::path& dir) {
     if (record.kind != format::PageKind::data) continue;
     auto [it, inserted] = newest.emplace(record.logical_number, page);
     const format::OobRecord& held = records.at(it->second);
-    if (!inserted && std::pair(record.version, record.sequence) > std::pair(held.version, held.sequence)) it->second = page;
+    const bool newer = std::pair(record.version, record.sequence) > std::pair(held.version, held.sequence);
+    if (!inserted && newer) it->second = page;
   }
   CacheChip cache(dir);
   const Geometry& g = cache.chip.geometry();
@@ -333,7 +336,8 @@ std::uint64_t stale_page_inside_a_block(const std::filesystem::path& dir) {
 // Damages the OOB record of `page` (its logical number).
 void damage_record(const std::filesystem::path& dir, std::uint64_t page) {
   const format::Superblock sb = read_superblock_file(CacheDirPaths(dir).superblock)->superblock;
-  flip_byte(CacheDirPaths(dir).image, format::image_layout(sb.geometry).oob_offset + page * sb.geometry.oob_size_bytes + 8);
+  flip_byte(CacheDirPaths(dir).image,
+            format::image_layout(sb.geometry).oob_offset + page * sb.geometry.oob_size_bytes + 8);
 }
 
 // Cuts the power during an erase of `block` so that at least two of its pages are left noise.
@@ -397,8 +401,8 @@ TEST_CASE("fsck: after a clean shutdown a damaged checkpoint page is an error", 
     const auto checked = fsck("-n " + quoted(dir));
     INFO(checked.output);
     CHECK(checked.exit_code == 4);
-    CHECK_THAT(checked.output, Catch::Contains(fmt::format("error: damaged page {} ", page)) &&
-                                   Catch::Contains("shut down cleanly"));
+    CHECK_THAT(checked.output,
+               Catch::Contains(fmt::format("error: damaged page {} ", page)) && Catch::Contains("shut down cleanly"));
   }
 }
 
@@ -456,8 +460,8 @@ TEST_CASE("fsck: a torn page that a recovered power cut left is a note after a c
   const auto checked = fsck("-n " + quoted(dir));
   INFO(checked.output);
   CHECK(checked.exit_code == 0);
-  CHECK_THAT(checked.output, Catch::Contains("1 damaged") && Catch::Contains("(clean)") &&
-                                 Catch::Contains("note: torn page"));
+  CHECK_THAT(checked.output,
+             Catch::Contains("1 damaged") && Catch::Contains("(clean)") && Catch::Contains("note: torn page"));
 }
 
 TEST_CASE("fsck rebuilds a mapping whose translation page is damaged", "[tools]") {
@@ -493,8 +497,8 @@ TEST_CASE("fsck rebuilds a mapping whose translation page is damaged", "[tools]"
   INFO(again.output);
   CHECK(again.exit_code == 4);
   CHECK(lines_with(again.output, "error:") == 1);
-  CHECK_THAT(again.output, Catch::Contains(fmt::format("error: damaged page {} ", ppn)) &&
-                               Catch::Contains("0 mismatches"));
+  CHECK_THAT(again.output,
+             Catch::Contains(fmt::format("error: damaged page {} ", ppn)) && Catch::Contains("0 mismatches"));
 }
 
 TEST_CASE("mkfs --ram 0 makes a cache whose FTL works without device RAM", "[tools]") {

@@ -57,7 +57,7 @@ Result<GcPolicy> parse_gc_policy(std::string_view name);
 // is never paired with another cache's image.
 struct Uuid {
   std::array<std::uint8_t, 16> bytes{};
-  static Uuid random();  // from getrandom(2)
+  static Uuid random();           // from getrandom(2)
   std::string to_string() const;  // 8-4-4-4-12 hex
   bool operator==(const Uuid&) const = default;
 };

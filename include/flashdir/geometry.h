@@ -45,9 +45,7 @@ struct Geometry {
   std::uint64_t capacity_bytes() const { return block_count * block_size_bytes(); }
 
   BlockNumber block_of(Ppn ppn) const { return BlockNumber(ppn.value / pages_per_block); }
-  std::uint32_t page_in_block(Ppn ppn) const {
-    return static_cast<std::uint32_t>(ppn.value % pages_per_block);
-  }
+  std::uint32_t page_in_block(Ppn ppn) const { return static_cast<std::uint32_t>(ppn.value % pages_per_block); }
   Ppn first_page(BlockNumber block) const { return Ppn(block.value * pages_per_block); }
   Ppn page_at(BlockNumber block, std::uint32_t page_index) const {
     return Ppn(block.value * pages_per_block + page_index);

@@ -57,8 +57,8 @@ Status prepare_directory(const CacheDirPaths& paths, bool force) {
           fmt::format("{} already holds a flashdir cache (use --force to replace it)", dir.string()));
     }
   } else if (!fs::is_empty(dir, ec) && !force) {
-    return Status::already_exists(fmt::format(
-        "{} is not empty and holds no flashdir cache (use --force to format it anyway)", dir.string()));
+    return Status::already_exists(
+        fmt::format("{} is not empty and holds no flashdir cache (use --force to format it anyway)", dir.string()));
   }
 
   // access(2) says yes to root everywhere; creating a file is the only honest test.

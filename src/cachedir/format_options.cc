@@ -7,9 +7,7 @@
 namespace flashdir {
 namespace {
 
-Status for_option(const char* option, Status status) {
-  return status.is_ok() ? status : status.with_context(option);
-}
+Status for_option(const char* option, Status status) { return status.is_ok() ? status : status.with_context(option); }
 
 }  // namespace
 
@@ -27,10 +25,10 @@ Result<Geometry> FormatOptions::checked_geometry() const {
   }
   geometry.block_count = capacity_bytes / block_bytes;
   if (geometry.block_count < kMinimumCacheBlocks) {
-    return Status::invalid_argument(fmt::format("--size {} holds {} blocks of {} ({}); a cache needs at least {} blocks ({})",
-                                                format_size(capacity_bytes), geometry.block_count,
-                                                format_size(block_bytes), block_shape, kMinimumCacheBlocks,
-                                                format_size(kMinimumCacheBlocks * block_bytes)));
+    return Status::invalid_argument(
+        fmt::format("--size {} holds {} blocks of {} ({}); a cache needs at least {} blocks ({})",
+                    format_size(capacity_bytes), geometry.block_count, format_size(block_bytes), block_shape,
+                    kMinimumCacheBlocks, format_size(kMinimumCacheBlocks * block_bytes)));
   }
   FLASHDIR_TRY(for_option("--size", geometry.validate()));
   FLASHDIR_TRY(for_option("--size", Ftl::logical_pages_for(geometry, 0).status()));

@@ -10,12 +10,9 @@
 namespace flashdir {
 namespace {
 
-constexpr std::uint64_t slot_offset(int slot) {
-  return static_cast<std::uint64_t>(slot) * format::kSuperblockSlotSize;
-}
+constexpr std::uint64_t slot_offset(int slot) { return static_cast<std::uint64_t>(slot) * format::kSuperblockSlotSize; }
 
-Status write_slots(const std::filesystem::path& path, const format::Superblock& sb,
-                   std::initializer_list<int> slots) {
+Status write_slots(const std::filesystem::path& path, const format::Superblock& sb, std::initializer_list<int> slots) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   if (!fd.valid()) return errno_status(fmt::format("opening superblock {}", path.string()));
   std::vector<std::uint8_t> bytes(format::kSuperblockSlotSize);

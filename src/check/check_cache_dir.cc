@@ -5,13 +5,13 @@
 #include "../ftl/layout.h"
 #include "chip_scan.h"
 #include "damage_rule.h"
-#include "ftl_check.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
 #include "flashdir/check.h"
 #include "flashdir/clock.h"
 #include "flashdir/nand/page_store.h"
 #include "flashdir/nand/simulated_chip.h"
+#include "ftl_check.h"
 
 namespace flashdir {
 
@@ -64,8 +64,7 @@ void check_catalog(const CacheDirPaths& paths, CheckReport& report) {
   } else if (copy->uuid != report.superblock.uuid || copy->geometry != report.superblock.geometry) {
     report.errors.push_back(fmt::format("catalog belongs to cache {} ({}), the superblock to {} ({})",
                                         copy->uuid.to_string(), copy->geometry.describe(),
-                                        report.superblock.uuid.to_string(),
-                                        report.superblock.geometry.describe()));
+                                        report.superblock.uuid.to_string(), report.superblock.geometry.describe()));
   }
 }
 
@@ -90,9 +89,9 @@ class DamageReport {
     }
     for (std::size_t i = 0; i < damage.pages.size(); ++i) {
       const BlockDamage::Page& page = damage.pages[i];
-      const std::string where = fmt::format("page {} (block {}, page {})",
-                                            geometry_.page_at(damage.block, page.index).value, damage.block.value,
-                                            page.index);
+      const std::string where =
+          fmt::format("page {} (block {}, page {})", geometry_.page_at(damage.block, page.index).value,
+                      damage.block.value, page.index);
       if (verdicts[i] == DamageVerdict::torn_program) {
         list(report_.notes, noted_, limit_,
              fmt::format("torn {}: {} (the last programmed page of its block, as a power cut leaves it)", where,
@@ -137,8 +136,8 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     return;
   }
   if (header->geometry != report.superblock.geometry) {
-    report.fatal = fmt::format("image geometry ({}) differs from the superblock's ({})",
-                               header->geometry.describe(), report.superblock.geometry.describe());
+    report.fatal = fmt::format("image geometry ({}) differs from the superblock's ({})", header->geometry.describe(),
+                               report.superblock.geometry.describe());
     return;
   }
   const std::size_t errors_before = report.errors.size();
@@ -159,8 +158,8 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     const bool clean_shutdown = report.superblock.clean_shutdown && report.ftl.checked && report.ftl.checkpoint_clean;
     DamageReport damage(chip.geometry(), DamageRule(clean_shutdown, first_pool_block(report.superblock)),
                         options.max_listed_pages, report);
-    if (Status s = scan_chip(chip, report.chip, [&](const BlockDamage& d) { damage.add(d); }, options.progress);
-        !s.is_ok()) {
+    auto judge = [&damage](const BlockDamage& found) { damage.add(found); };
+    if (Status s = scan_chip(chip, report.chip, judge, options.progress); !s.is_ok()) {
       report.fatal = fmt::format("chip scan stopped: {}", s.message());
       return;
     }

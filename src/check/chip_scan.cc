@@ -26,7 +26,8 @@ Status scan_chip(NandChip& chip, ChipScanSummary& summary, const std::function<v
     if (programmed == 0) ++summary.erased_blocks;
     if (programmed == g.pages_per_block) ++summary.full_blocks;
     if (programmed > 0) {
-      const ByteSpan data_run = ByteSpan(data).first(chip.stores_data() ? std::size_t{programmed} * g.page_size_bytes : 0);
+      const ByteSpan data_run =
+          ByteSpan(data).first(chip.stores_data() ? std::size_t{programmed} * g.page_size_bytes : 0);
       const ByteSpan oob_run = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
       FLASHDIR_TRY(chip.read(g.first_page(block), programmed, data_run, oob_run));
       BlockDamage damage{block, programmed, {}};

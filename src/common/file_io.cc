@@ -34,8 +34,8 @@ Status pread_exact(int fd, ByteSpan out, std::uint64_t offset, std::string_view 
       return errno_status(fmt::format("reading {} at offset {}", what, offset + done));
     }
     if (n == 0) {
-      return Status::corruption(fmt::format("{} is truncated: end of file at offset {}, expected {} more bytes",
-                                            what, offset + done, out.size() - done));
+      return Status::corruption(fmt::format("{} is truncated: end of file at offset {}, expected {} more bytes", what,
+                                            offset + done, out.size() - done));
     }
     done += static_cast<std::size_t>(n);
   }

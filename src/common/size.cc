@@ -7,8 +7,8 @@ namespace flashdir {
 
 Result<std::uint64_t> parse_size(std::string_view text) {
   auto refuse = [&](std::string_view why) {
-    return Status::invalid_argument(fmt::format(
-        "size '{}' {} (expected a whole number with an optional K, M, G or T suffix)", text, why));
+    return Status::invalid_argument(
+        fmt::format("size '{}' {} (expected a whole number with an optional K, M, G or T suffix)", text, why));
   };
   std::size_t digits = 0;
   std::uint64_t value = 0;

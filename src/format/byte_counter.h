@@ -22,9 +22,10 @@ struct ByteCounter {
   constexpr void zeros(std::size_t n) { count += n; }
 };
 
-// The bytes `write` puts out for a default-constructed Record.
-template <typename Record, typename Write>
-constexpr std::size_t bytes_written(Write write) {
+// The bytes `write` puts out for a default-constructed Record, e.g.
+// bytes_written(write_oob_fields<ByteCounter>).
+template <typename Record>
+constexpr std::size_t bytes_written(void (*write)(ByteCounter&, const Record&)) {
   ByteCounter counter;
   write(counter, Record{});
   return counter.count;

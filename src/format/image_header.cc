@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "checksum.h"
-#include "record_header.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
+#include "record_header.h"
 
 namespace flashdir::format {
 namespace {
@@ -24,9 +24,7 @@ constexpr void write_image_header_fields(Writer& w, const ImageHeader& header) {
   w.u64(header.layout.file_size);
 }
 
-static_assert(kRecordHeaderSize + bytes_written<ImageHeader>([](auto& w, const ImageHeader& header) {
-                write_image_header_fields(w, header);
-              }) == kImageHeaderEncodedSize);
+static_assert(kRecordHeaderSize + bytes_written(write_image_header_fields<ByteCounter>) == kImageHeaderEncodedSize);
 
 template <typename Writer>
 constexpr void write_block_table_entry(Writer& w, const BlockTableEntry& entry) {
@@ -34,17 +32,14 @@ constexpr void write_block_table_entry(Writer& w, const BlockTableEntry& entry) 
   w.u32(entry.next_page);
 }
 
-static_assert(bytes_written<BlockTableEntry>([](auto& w, const BlockTableEntry& entry) {
-                write_block_table_entry(w, entry);
-              }) == kBlockTableEntrySize);
+static_assert(bytes_written(write_block_table_entry<ByteCounter>) == kBlockTableEntrySize);
 
 }  // namespace
 
 ImageLayout image_layout(const Geometry& geometry) {
   ImageLayout layout;
   layout.block_table_offset = kImageHeaderSize;
-  layout.oob_offset =
-      align_up(layout.block_table_offset + geometry.block_count * kBlockTableEntrySize);
+  layout.oob_offset = align_up(layout.block_table_offset + geometry.block_count * kBlockTableEntrySize);
   layout.data_offset = align_up(layout.oob_offset + geometry.page_count() * geometry.oob_size_bytes);
   layout.file_size = layout.data_offset + geometry.capacity_bytes();
   return layout;
@@ -56,26 +51,24 @@ void encode_image_header(const ImageHeader& header, ByteSpan out) {
   write_record_header(w, kImageMagic, kImageHeaderEncodedSize);
   write_image_header_fields(w, header);
   const ConstByteSpan record(out.data(), kImageHeaderEncodedSize);
-  LittleEndianWriter(out.subspan(kChecksumOffset, 8))
-      .u64(checksum_with_field_zeroed(record, kChecksumOffset));
+  LittleEndianWriter(out.subspan(kChecksumOffset, 8)).u64(checksum_with_field_zeroed(record, kChecksumOffset));
 }
 
 Result<ImageHeader> decode_image_header(ConstByteSpan in) {
   if (in.size() < kImageHeaderEncodedSize) {
-    return Status::corruption(fmt::format("image header is truncated ({} of {} bytes)", in.size(),
-                                          kImageHeaderEncodedSize));
+    return Status::corruption(
+        fmt::format("image header is truncated ({} of {} bytes)", in.size(), kImageHeaderEncodedSize));
   }
   LittleEndianReader r(in);
   if (r.u64() != kImageMagic) {
     return Status::corruption("image header has a bad magic number (not a flashdir NAND image)");
   }
   if (const auto version = r.u32(); version != kFormatVersion) {
-    return Status::corruption(fmt::format(
-        "image header has format version {}, this build reads version {}", version, kFormatVersion));
+    return Status::corruption(
+        fmt::format("image header has format version {}, this build reads version {}", version, kFormatVersion));
   }
   if (const auto size = r.u32(); size != kImageHeaderEncodedSize) {
-    return Status::corruption(fmt::format("image header records size {}, expected {}", size,
-                                          kImageHeaderEncodedSize));
+    return Status::corruption(fmt::format("image header records size {}, expected {}", size, kImageHeaderEncodedSize));
   }
   const std::uint64_t stored_checksum = r.u64();
   if (stored_checksum !=

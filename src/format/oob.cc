@@ -24,13 +24,11 @@ constexpr void write_oob_fields(Writer& w, const OobRecord& record) {
   w.u64(record.data_hash);
 }
 
-static_assert(bytes_written<OobRecord>([](auto& w, const OobRecord& record) { write_oob_fields(w, record); }) ==
-              kChecksumOffset);
+static_assert(bytes_written(write_oob_fields<ByteCounter>) == kChecksumOffset);
 static_assert(kChecksumOffset + 8 == kOobRecordSize);
 
 bool known_kind(std::uint8_t kind) {
-  return kind >= static_cast<std::uint8_t>(PageKind::data) &&
-         kind <= static_cast<std::uint8_t>(PageKind::checkpoint);
+  return kind >= static_cast<std::uint8_t>(PageKind::data) && kind <= static_cast<std::uint8_t>(PageKind::checkpoint);
 }
 
 }  // namespace
@@ -44,8 +42,7 @@ void encode_oob(const OobRecord& record, ByteSpan out) {
 
 Result<OobRecord> decode_oob(ConstByteSpan in) {
   if (in.size() < kOobRecordSize) {
-    return Status::corruption(
-        fmt::format("OOB record is truncated ({} of {} bytes)", in.size(), kOobRecordSize));
+    return Status::corruption(fmt::format("OOB record is truncated ({} of {} bytes)", in.size(), kOobRecordSize));
   }
   const ConstByteSpan bytes = in.first(kOobRecordSize);
   if (is_erased(bytes)) return Status::corruption("OOB record is erased (page never programmed)");

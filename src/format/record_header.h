@@ -22,7 +22,12 @@ constexpr void write_record_header(Writer& w, std::uint64_t magic, std::size_t e
   w.u64(0);  // checksum
 }
 
-static_assert(bytes_written<int>([](auto& w, int) { write_record_header(w, 0, 0); }) == kRecordHeaderSize);
+constexpr std::size_t record_header_bytes() {
+  ByteCounter counter;
+  write_record_header(counter, 0, 0);
+  return counter.count;
+}
+static_assert(record_header_bytes() == kRecordHeaderSize);
 
 // What follows the header in both: the cache's uuid and the chip geometry (40 bytes).
 inline constexpr std::size_t kIdentitySize = 40;
@@ -37,8 +42,12 @@ constexpr void write_identity(Writer& w, const Uuid& uuid, const Geometry& geome
   w.u64(geometry.block_count);
 }
 
-static_assert(bytes_written<Geometry>([](auto& w, const Geometry& g) { write_identity(w, Uuid{}, g); }) ==
-              kIdentitySize);
+constexpr std::size_t identity_bytes() {
+  ByteCounter counter;
+  write_identity(counter, Uuid{}, Geometry{});
+  return counter.count;
+}
+static_assert(identity_bytes() == kIdentitySize);
 
 template <typename Reader>
 void read_identity(Reader& r, Uuid& uuid, Geometry& geometry) {

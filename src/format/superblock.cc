@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "checksum.h"
-#include "record_header.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
+#include "record_header.h"
 
 namespace flashdir::format {
 namespace {
@@ -32,9 +32,7 @@ constexpr void write_superblock_fields(Writer& w, const Superblock& sb) {
   w.u64(sb.created_unix_s);
 }
 
-static_assert(kRecordHeaderSize + bytes_written<Superblock>([](auto& w, const Superblock& sb) {
-                write_superblock_fields(w, sb);
-              }) == kSuperblockEncodedSize);
+static_assert(kRecordHeaderSize + bytes_written(write_superblock_fields<ByteCounter>) == kSuperblockEncodedSize);
 
 }  // namespace
 
@@ -44,26 +42,24 @@ void encode_superblock(const Superblock& sb, ByteSpan slot) {
   write_record_header(w, kSuperblockMagic, kSuperblockEncodedSize);
   write_superblock_fields(w, sb);
   const ConstByteSpan record(slot.data(), kSuperblockEncodedSize);
-  LittleEndianWriter(slot.subspan(kChecksumOffset, 8))
-      .u64(checksum_with_field_zeroed(record, kChecksumOffset));
+  LittleEndianWriter(slot.subspan(kChecksumOffset, 8)).u64(checksum_with_field_zeroed(record, kChecksumOffset));
 }
 
 Result<Superblock> decode_superblock(ConstByteSpan slot) {
   if (slot.size() < kSuperblockEncodedSize) {
-    return Status::corruption(fmt::format("superblock is truncated ({} of {} bytes)", slot.size(),
-                                          kSuperblockEncodedSize));
+    return Status::corruption(
+        fmt::format("superblock is truncated ({} of {} bytes)", slot.size(), kSuperblockEncodedSize));
   }
   LittleEndianReader r(slot);
   if (r.u64() != kSuperblockMagic) {
     return Status::corruption("superblock has a bad magic number (not a flashdir cache)");
   }
   if (const auto version = r.u32(); version != kFormatVersion) {
-    return Status::corruption(fmt::format(
-        "superblock has format version {}, this build reads version {}", version, kFormatVersion));
+    return Status::corruption(
+        fmt::format("superblock has format version {}, this build reads version {}", version, kFormatVersion));
   }
   if (const auto size = r.u32(); size != kSuperblockEncodedSize) {
-    return Status::corruption(fmt::format("superblock records size {}, expected {}", size,
-                                          kSuperblockEncodedSize));
+    return Status::corruption(fmt::format("superblock records size {}, expected {}", size, kSuperblockEncodedSize));
   }
   const std::uint64_t stored_checksum = r.u64();
   const ConstByteSpan record(slot.data(), kSuperblockEncodedSize);
@@ -113,8 +109,8 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
         fmt::format("superblock static mapping share {}% exceeds 100%", sb.static_mapping_percent));
   }
   if (sb.overprovision_permille >= 1000) {
-    return Status::corruption(fmt::format("superblock over-provisioning {} per mille is not below 1000",
-                                          sb.overprovision_permille));
+    return Status::corruption(
+        fmt::format("superblock over-provisioning {} per mille is not below 1000", sb.overprovision_permille));
   }
   if (clean > 1) {
     return Status::corruption(fmt::format("superblock clean-shutdown flag is {}", clean));

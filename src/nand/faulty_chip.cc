@@ -9,19 +9,18 @@ std::string CutReport::describe() const {
   if (!happened) return "no power cut";
   switch (operation) {
     case Operation::read:
-      return fmt::format("power cut at operation {}: read of page {} (block {})", operation_index,
-                         page.value, block.value);
+      return fmt::format("power cut at operation {}: read of page {} (block {})", operation_index, page.value,
+                         block.value);
     case Operation::program:
       if (!torn) {
-        return fmt::format("power cut at operation {}: program of page {} (block {}) dropped",
-                           operation_index, page.value, block.value);
+        return fmt::format("power cut at operation {}: program of page {} (block {}) dropped", operation_index,
+                           page.value, block.value);
       }
       return fmt::format("power cut at operation {}: program of page {} (block {}) torn after {} bytes",
                          operation_index, page.value, block.value, torn_prefix_bytes);
     case Operation::erase:
       if (!torn) {
-        return fmt::format("power cut at operation {}: erase of block {} dropped", operation_index,
-                           block.value);
+        return fmt::format("power cut at operation {}: erase of block {} dropped", operation_index, block.value);
       }
       return fmt::format("power cut at operation {}: erase of block {} torn, pages [0, {}) left garbage",
                          operation_index, block.value, torn_garbage_pages);
@@ -29,8 +28,7 @@ std::string CutReport::describe() const {
   return "power cut";
 }
 
-FaultyChip::FaultyChip(NandChip& inner, FaultPlan plan)
-    : inner_(inner), plan_(plan), random_(plan.seed) {}
+FaultyChip::FaultyChip(NandChip& inner, FaultPlan plan) : inner_(inner), plan_(plan), random_(plan.seed) {}
 
 std::uint64_t FaultyChip::admit(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -55,9 +53,7 @@ bool FaultyChip::tear_in_flight() {
   return random_.uniform(2) == 0;
 }
 
-Status FaultyChip::lost() const {
-  return Status::power_lost(fmt::format("the chip lost power ({})", cut_.describe()));
-}
+Status FaultyChip::lost() const { return Status::power_lost(fmt::format("the chip lost power ({})", cut_.describe())); }
 
 Status FaultyChip::read(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) {
   if (cut_.happened) return lost();

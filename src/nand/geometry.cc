@@ -13,8 +13,8 @@ Status Geometry::check_page_size(std::uint32_t page_size_bytes) {
     return Status::invalid_argument(fmt::format("page size {} B is not a power of two", page_size_bytes));
   }
   if (page_size_bytes < kMinPageSizeBytes || page_size_bytes > kMaxPageSizeBytes) {
-    return Status::invalid_argument(fmt::format("page size {} B is outside [{}, {}] B", page_size_bytes,
-                                                kMinPageSizeBytes, kMaxPageSizeBytes));
+    return Status::invalid_argument(
+        fmt::format("page size {} B is outside [{}, {}] B", page_size_bytes, kMinPageSizeBytes, kMaxPageSizeBytes));
   }
   return Status::ok();
 }
@@ -30,8 +30,8 @@ Status Geometry::check_oob_size(std::uint32_t oob_size_bytes) {
 
 Status Geometry::check_pages_per_block(std::uint32_t pages_per_block) {
   if (pages_per_block < kMinPagesPerBlock || pages_per_block > kMaxPagesPerBlock) {
-    return Status::invalid_argument(fmt::format("pages per block {} is outside [{}, {}]", pages_per_block,
-                                                kMinPagesPerBlock, kMaxPagesPerBlock));
+    return Status::invalid_argument(
+        fmt::format("pages per block {} is outside [{}, {}]", pages_per_block, kMinPagesPerBlock, kMaxPagesPerBlock));
   }
   return Status::ok();
 }
@@ -49,8 +49,8 @@ Status Geometry::validate() const {
 }
 
 std::string Geometry::describe() const {
-  return fmt::format("{}: {} blocks x {} pages x {} B (+{} B OOB)", format_size(capacity_bytes()),
-                     block_count, pages_per_block, page_size_bytes, oob_size_bytes);
+  return fmt::format("{}: {} blocks x {} pages x {} B (+{} B OOB)", format_size(capacity_bytes()), block_count,
+                     pages_per_block, page_size_bytes, oob_size_bytes);
 }
 
 LatencyProfile LatencyProfile::of(LatencyPreset preset) {
@@ -67,8 +67,7 @@ Result<LatencyProfile> LatencyProfile::parse(std::string_view name) {
   for (auto preset : {LatencyPreset::slc, LatencyPreset::mlc, LatencyPreset::zero}) {
     if (name == latency_preset_name(preset)) return of(preset);
   }
-  return Status::invalid_argument(
-      fmt::format("unknown latency preset '{}' (expected slc, mlc or zero)", name));
+  return Status::invalid_argument(fmt::format("unknown latency preset '{}' (expected slc, mlc or zero)", name));
 }
 
 const char* latency_preset_name(LatencyPreset preset) {

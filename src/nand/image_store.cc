@@ -17,13 +17,9 @@ namespace {
 
 class ImageStore final : public PageStore {
  public:
-  ImageStore(std::filesystem::path path, UniqueFd fd, format::ImageHeader header,
-             std::vector<BlockState> blocks, ImageAccess access)
-      : path_(std::move(path)),
-        fd_(std::move(fd)),
-        header_(header),
-        blocks_(std::move(blocks)),
-        access_(access) {}
+  ImageStore(std::filesystem::path path, UniqueFd fd, format::ImageHeader header, std::vector<BlockState> blocks,
+             ImageAccess access)
+      : path_(std::move(path)), fd_(std::move(fd)), header_(header), blocks_(std::move(blocks)), access_(access) {}
 
   const Geometry& geometry() const override { return header_.geometry; }
   bool stores_data() const override { return true; }
@@ -119,8 +115,7 @@ Result<format::ImageHeader> read_header(int fd, const std::filesystem::path& pat
 
 }  // namespace
 
-Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path,
-                                                      const Geometry& geometry,
+Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path, const Geometry& geometry,
                                                       const format::Uuid& uuid) {
   FLASHDIR_TRY(geometry.validate());
   auto fd = open_locked(path, O_RDWR | O_CREAT | O_EXCL, ImageAccess::read_write);
@@ -150,8 +145,8 @@ Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path&
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return errno_status(fmt::format("stat of {}", path.string()));
   if (static_cast<std::uint64_t>(st.st_size) != header->layout.file_size) {
-    return Status::corruption(fmt::format("image {} is {} bytes but its geometry ({}) needs {} bytes",
-                                          path.string(), st.st_size, g.describe(), header->layout.file_size));
+    return Status::corruption(fmt::format("image {} is {} bytes but its geometry ({}) needs {} bytes", path.string(),
+                                          st.st_size, g.describe(), header->layout.file_size));
   }
 
   std::vector<std::uint8_t> table(g.block_count * format::kBlockTableEntrySize);

@@ -32,7 +32,8 @@ class MemoryStore final : public PageStore {
       if (!data.empty()) {
         std::uint8_t* out = data.data() + i * geometry_.page_size_bytes;
         if (block.data) {
-          std::memcpy(out, block.data.get() + std::size_t{index} * geometry_.page_size_bytes, geometry_.page_size_bytes);
+          std::memcpy(out, block.data.get() + std::size_t{index} * geometry_.page_size_bytes,
+                      geometry_.page_size_bytes);
         } else {
           std::memset(out, 0, geometry_.page_size_bytes);
         }

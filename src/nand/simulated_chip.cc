@@ -5,8 +5,7 @@
 
 namespace flashdir {
 
-SimulatedChip::SimulatedChip(std::shared_ptr<PageStore> store, LatencyProfile latency,
-                             SimClock& clock)
+SimulatedChip::SimulatedChip(std::shared_ptr<PageStore> store, LatencyProfile latency, SimClock& clock)
     : store_(std::move(store)), latency_(latency), clock_(clock) {
   assert(store_ != nullptr);
 }

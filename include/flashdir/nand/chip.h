@@ -12,10 +12,10 @@
 namespace flashdir {
 
 struct ChipCounters {
-  std::uint64_t page_reads = 0;     // OOB-only reads included: the chip senses the whole page
+  std::uint64_t page_reads = 0;  // OOB-only reads included: the chip senses the whole page
   std::uint64_t page_programs = 0;
   std::uint64_t block_erases = 0;
-  std::uint64_t busy_ns = 0;        // simulated time spent in operations
+  std::uint64_t busy_ns = 0;  // simulated time spent in operations
 };
 
 // Rules every implementation enforces as errors (never undefined behaviour):
@@ -57,9 +57,7 @@ class NandChip {
   virtual std::uint32_t erase_count(BlockNumber block) const = 0;
   virtual const ChipCounters& counters() const = 0;
 
-  bool is_programmed(Ppn ppn) const {
-    return geometry().page_in_block(ppn) < next_page(geometry().block_of(ppn));
-  }
+  bool is_programmed(Ppn ppn) const { return geometry().page_in_block(ppn) < next_page(geometry().block_of(ppn)); }
 
   // The rules above, checked without touching the chip. Every implementation calls these
   // first, so a request that breaks a rule fails the same way with or without fault injection.

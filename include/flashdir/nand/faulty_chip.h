@@ -31,7 +31,7 @@ struct FaultPlan {
   std::uint64_t cut_at_operation = kNever;  // the operation with this index is in flight
   std::uint64_t cut_one_in = 0;             // or each operation with probability 1/N (0: off)
   InFlight in_flight = InFlight::either;
-  std::uint64_t bit_flip_one_in = 0;        // each page read flips one bit with probability 1/N
+  std::uint64_t bit_flip_one_in = 0;  // each page read flips one bit with probability 1/N
 };
 
 // What the cut did, for test oracles and for the demo's report.
@@ -40,9 +40,9 @@ struct CutReport {
   bool happened = false;
   std::uint64_t operation_index = 0;
   Operation operation = Operation::read;
-  Ppn page;                    // program and read: the page in flight
-  BlockNumber block;           // erase: the block in flight; program/read: the page's block
-  bool torn = false;           // false: dropped (or a read, which changes nothing)
+  Ppn page;                              // program and read: the page in flight
+  BlockNumber block;                     // erase: the block in flight; program/read: the page's block
+  bool torn = false;                     // false: dropped (or a read, which changes nothing)
   std::uint32_t torn_prefix_bytes = 0;   // program: bytes of (data ++ OOB) that landed
   std::uint32_t torn_garbage_pages = 0;  // erase: pages [0, n) left garbage
 

@@ -50,14 +50,12 @@ std::shared_ptr<PageStore> make_metadata_store(const Geometry& geometry);
 enum class ImageAccess { read_only, read_write };
 
 // Creates a sparse image file (refused if the path exists) holding an erased chip.
-Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path,
-                                                      const Geometry& geometry,
+Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path, const Geometry& geometry,
                                                       const format::Uuid& uuid);
 // Opens an image, refusing a bad or corrupt header, a wrong file size and an impossible block
 // table, each with a message naming the file and the check. Takes an advisory lock (exclusive
 // for read_write, shared for read_only) so two processes never drive one chip.
-Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path& path,
-                                                    ImageAccess access);
+Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path& path, ImageAccess access);
 // The header of an image (for fsck and tools that pair it with a superblock).
 Result<format::ImageHeader> read_image_header(const std::filesystem::path& path);
 
