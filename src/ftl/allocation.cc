@@ -144,18 +144,23 @@ Status FtlCore::erase_block(BlockNumber block) {
 
 Status FtlCore::ensure_free_blocks(std::uint64_t needed) {
   if (in_gc_) return Status::ok();  // GC's own writes draw on the reserve
-  const std::uint64_t target = kGcReserveBlocks + needed;
-  if (free_blocks() >= target) return Status::ok();
+  // Dirty translation pages in RAM will take free blocks when they are written back (when the
+  // RAM budget is settled, at a flush, at a checkpoint): count them as already spent. GC's
+  // relocations dirty more of them, so the target is recomputed after every collection.
+  const auto target = [&] {
+    return kGcReserveBlocks + needed + blocks_needed(Stream::translation, ram_->dirty_translation_pages());
+  };
+  if (free_blocks() >= target()) return Status::ok();
   in_gc_ = true;
   // Each collection frees a block; bound the attempts so a full device fails instead of
   // spinning (it cannot happen while the logical space leaves the reserve layout.cc keeps).
   const std::uint64_t max_attempts = 2 * layout_.pool_blocks() + 16;
   Status status;
-  for (std::uint64_t attempt = 0; free_blocks() < target && status.is_ok(); ++attempt) {
+  for (std::uint64_t attempt = 0; free_blocks() < target() && status.is_ok(); ++attempt) {
     const auto victim = policy_->select_victim(host_time_);
     if (!victim || attempt == max_attempts) {
       status = Status::no_space(fmt::format(
-          "garbage collection cannot free {} blocks ({} free, {} open, {} closed, {})", target, free_blocks(),
+          "garbage collection cannot free {} blocks ({} free, {} open, {} closed, {})", target(), free_blocks(),
           blocks_.count(BlockState::open), blocks_.count(BlockState::closed),
           victim ? fmt::format("no progress after {} collections", attempt) : std::string("no victim left")));
       break;

@@ -33,7 +33,8 @@ class EntryMapper final : public Mapper {
         cache_(cache_options(cftl, capacity_bytes, cftl ? cbmt_bytes : 0)),
         cbmt_bytes_(cftl ? cbmt_bytes : 0),
         blocks_(cftl, layout, options, cbmt_bytes_, stats),
-        buffer_(layout.entries_per_translation_page) {}
+        buffer_(layout.entries_per_translation_page),
+        has_dirty_(layout.translation_pages, false) {}
 
   Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
     if (auto ppn = blocks_.lookup(lpn, access)) return *ppn;
@@ -66,6 +67,7 @@ class EntryMapper final : public Mapper {
   void set(Lpn lpn, std::uint32_t ppn) override {
     blocks_.page_mapped(lpn);
     cache_.set(lpn, ppn);
+    mark_dirty(lpn);
   }
 
   Status relocate(std::span<const Relocation> moves) override {
@@ -75,6 +77,7 @@ class EntryMapper final : public Mapper {
     for (const Relocation& m : moves) {
       blocks_.page_mapped(m.lpn);
       cache_.set(m.lpn, m.to);
+      mark_dirty(m.lpn);
     }
     return Status::ok();
   }
@@ -108,17 +111,15 @@ class EntryMapper final : public Mapper {
     return Status::ok();
   }
 
-  std::uint64_t dirty_translation_pages() const override {
-    std::uint64_t count = 0;
-    for (auto lpn = cache_.next_dirty(Lpn(0)); lpn; lpn = cache_.next_dirty(layout_.first_lpn_of_tpn(layout_.tpn_of(*lpn) + 1))) {
-      ++count;
-    }
-    return count;
-  }
+  std::uint64_t dirty_translation_pages() const override { return dirty_pages_; }
 
   void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
     const Lpn first = layout_.first_lpn_of_tpn(tpn);
     const std::vector<CachedRun> dirty = cache_.take_dirty(first, layout_.first_lpn_of_tpn(tpn + 1));
+    if (has_dirty_[tpn]) {
+      has_dirty_[tpn] = false;
+      --dirty_pages_;
+    }
     if (observer_ != nullptr && !dirty.empty()) observer_->wrote_back(dirty.size());
     for (const CachedRun& run : dirty) {
       for (std::uint32_t i = 0; i < run.length; ++i) {
@@ -139,6 +140,16 @@ class EntryMapper final : public Mapper {
   void set_observer(MappingObserver* observer) override { observer_ = observer; }
 
  private:
+  // Entries become dirty only here and clean only in merge_dirty(), a translation page at a
+  // time, so a flag per page counts the dirty pages exactly.
+  void mark_dirty(Lpn lpn) {
+    const std::uint64_t tpn = layout_.tpn_of(lpn);
+    if (!has_dirty_[tpn]) {
+      has_dirty_[tpn] = true;
+      ++dirty_pages_;
+    }
+  }
+
   bool cftl_;
   const FtlLayout& layout_;
   TranslationPages& pages_;
@@ -148,6 +159,8 @@ class EntryMapper final : public Mapper {
   BlockMapping blocks_;
   MappingObserver* observer_ = nullptr;
   std::vector<std::uint32_t> buffer_;
+  std::vector<bool> has_dirty_;  // by translation page
+  std::uint64_t dirty_pages_ = 0;
 };
 
 }  // namespace

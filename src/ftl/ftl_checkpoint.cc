@@ -25,12 +25,8 @@ CheckpointState FtlCore::snapshot() const {
 
 Status FtlCore::write_checkpoint() {
   // Every dirty mapping entry reaches its translation page first, so that GTD plus translation
-  // pages are the whole mapping. Make room for those pages (GC may run and may dirty a few more).
-  const std::uint64_t P = layout_.geometry.pages_per_block;
-  FLASHDIR_TRY(ensure_free_blocks((ram_->dirty_translation_pages() + P - 1) / P + 1));
-  if (Status s = ram_->write_back_all(); !s.is_ok()) return fail(s);
-  unpersisted_trim_tpns_.clear();
-  blocks_with_unpersisted_trims_.clear();
+  // pages are the whole mapping.
+  FLASHDIR_TRY(write_back_mapping());
 
   const CheckpointState state = snapshot();
   const int slot = 1 - checkpoint_slot_;

@@ -93,7 +93,8 @@ class FtlCore final : public TranslationPages {
   std::uint64_t free_blocks() const { return free_blocks_.size(); }
   // Blocks the `stream` frontier must open to take `pages` more pages.
   std::uint64_t blocks_needed(Stream stream, std::uint64_t pages) const;
-  // Collects victims until `needed` free blocks are available beyond the GC reserve.
+  // Collects victims until `needed` free blocks are available beyond the GC reserve and the
+  // blocks that the dirty translation pages in RAM will take.
   Status ensure_free_blocks(std::uint64_t needed);
   // Before the first change to the chip after a checkpoint: write its marker.
   Status note_chip_change();
@@ -104,6 +105,8 @@ class FtlCore final : public TranslationPages {
   Status collect_data_block(BlockNumber victim);
   Status consolidate(std::uint64_t lbn);
   Status persist_trims();
+  // Every dirty cached mapping entry to its translation page, GC first making room for them.
+  Status write_back_mapping();
 
   // ---- checkpoints and recovery: ftl_checkpoint.cc, ftl_recovery.cc
   CheckpointState snapshot() const;

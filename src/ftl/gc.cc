@@ -210,6 +210,14 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
   return Status::ok();  // the calling request settles the RAM budget
 }
 
+Status FtlCore::write_back_mapping() {
+  FLASHDIR_TRY(ensure_free_blocks(0));  // counts the blocks these pages take
+  if (Status s = ram_->write_back_all(); !s.is_ok()) return fail(s);
+  unpersisted_trim_tpns_.clear();
+  blocks_with_unpersisted_trims_.clear();
+  return Status::ok();
+}
+
 Status FtlCore::persist_trims() {
   const std::vector<std::uint64_t> tpns(unpersisted_trim_tpns_.begin(), unpersisted_trim_tpns_.end());
   for (std::uint64_t tpn : tpns) FLASHDIR_TRY(ram_->write_back(tpn));

@@ -272,9 +272,7 @@ Status FtlCore::flush() {
   FLASHDIR_TRY(check_alive());
   // The write buffer and the dirty translation pages go to flash (trims with them).
   FLASHDIR_TRY(program_buffered(ram_->drain()));
-  if (Status s = ram_->write_back_all(); !s.is_ok()) return fail(s);
-  unpersisted_trim_tpns_.clear();
-  blocks_with_unpersisted_trims_.clear();
+  FLASHDIR_TRY(write_back_mapping());
   for (std::uint64_t pending : trimmed_pending_) release(pending);
   trimmed_pending_.clear();
   durable_sequence_ = watermark();

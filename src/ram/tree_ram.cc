@@ -70,7 +70,7 @@ class TreeRam final : public RamManager {
     Group& g = groups_[group(layout_.tpn_of(lpn))];
     assert(g.ctp_cached && "set() follows a lookup that cached the translation page");
     g.ctp[offset_of(lpn)] = ppn;
-    g.ctp_dirty = true;
+    mark_dirty(g);
   }
 
   Status relocate(std::span<const Relocation> moves) override {
@@ -85,7 +85,7 @@ class TreeRam final : public RamManager {
       const std::uint32_t g = group(layout_.tpn_of(m.lpn));
       FLASHDIR_TRY(load_ctp(g));
       groups_[g].ctp[offset_of(m.lpn)] = m.to;
-      groups_[g].ctp_dirty = true;
+      mark_dirty(groups_[g]);
     }
     return Status::ok();
   }
@@ -95,7 +95,7 @@ class TreeRam final : public RamManager {
     const std::uint32_t g = group_of_tpn_[tpn];
     if (g == kNone || !groups_[g].ctp_dirty) return Status::ok();
     FLASHDIR_TRY(pages_.write(tpn, groups_[g].ctp));
-    groups_[g].ctp_dirty = false;
+    mark_clean(groups_[g]);
     return Status::ok();
   }
 
@@ -108,10 +108,7 @@ class TreeRam final : public RamManager {
   }
 
   std::uint64_t dirty_translation_pages() const override {
-    if (whole_map_) return whole_map_->dirty_translation_pages();
-    std::uint64_t n = 0;
-    for (const Group& g : groups_) n += g.ctp_cached && g.ctp_dirty ? 1 : 0;
-    return n;
+    return whole_map_ ? whole_map_->dirty_translation_pages() : dirty_ctp_count_;
   }
 
   void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
@@ -119,7 +116,7 @@ class TreeRam final : public RamManager {
     const std::uint32_t g = group_of_tpn_[tpn];
     if (g == kNone || !groups_[g].ctp_cached) return;
     std::copy(groups_[g].ctp.begin(), groups_[g].ctp.end(), entries.begin());
-    groups_[g].ctp_dirty = false;
+    mark_clean(groups_[g]);
   }
 
   void note_access(Lpn first, std::uint32_t count, Access access) override { blocks_.note_access(first, count, access); }
@@ -200,6 +197,7 @@ class TreeRam final : public RamManager {
       if (flushing.count(g) != 0) break;
       if (group.ctp_cached) {
         if (group.ctp_dirty) FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
+        mark_clean(group);
         ++stats_.evicted_translation_pages;
       }
       release(g);
@@ -263,9 +261,18 @@ class TreeRam final : public RamManager {
     return Status::ok();
   }
 
+  void mark_dirty(Group& group) {
+    if (!group.ctp_dirty) ++dirty_ctp_count_;
+    group.ctp_dirty = true;
+  }
+  void mark_clean(Group& group) {
+    if (group.ctp_dirty) --dirty_ctp_count_;
+    group.ctp_dirty = false;
+  }
+
   void release(std::uint32_t g) {
     Group& group = groups_[g];
-    assert(group.cdps.empty());
+    assert(group.cdps.empty() && !group.ctp_dirty);
     if (group.ctp_cached) --ctp_count_;
     unlink(g);
     group_of_tpn_[group.tpn] = kNone;
@@ -309,6 +316,7 @@ class TreeRam final : public RamManager {
   std::uint32_t newest_ = kNone;
   std::uint64_t ctp_count_ = 0;
   std::uint64_t cdp_count_ = 0;
+  std::uint64_t dirty_ctp_count_ = 0;
 };
 
 }  // namespace

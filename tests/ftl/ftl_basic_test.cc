@@ -130,3 +130,44 @@ TEST_CASE("requests and flushes larger than the spare space succeed on a full de
     CHECK(read_version(**ftl, g, lpn) == version[lpn]);
   }
 }
+
+TEST_CASE("a flush writes back more translation pages than the GC reserve holds", "[ftl]") {
+  // Translation-page writes draw on the GC reserve (three blocks): a flush that dirties more
+  // than that must have GC make room first, or it fails with "no space" and stops the device.
+  const auto scheme = GENERATE(format::MappingScheme::cftl, format::MappingScheme::dftl);
+  const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
+  INFO("scheme " << format::mapping_scheme_name(scheme) << ", RAM " << format::ram_policy_name(ram));
+  const Geometry g = small_ftl_geometry(1024);
+  TestChip chip(Backend::memory, g);
+  FtlOptions options = small_cache_options(scheme, format::GcPolicy::dual_greedy, ram);
+  options.ram.budget_bytes = 512 << 10;  // room for every translation page and the data below
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), options);
+  REQUIRE_OK(ftl);
+  const std::uint64_t L = (*ftl)->logical_pages();
+  const std::uint64_t entries = g.page_size_bytes / 4;
+  REQUIRE(L / entries > 4 * g.pages_per_block);  // translation pages: more than the reserve holds
+  for (std::uint64_t lpn = 0; lpn < L; lpn += g.pages_per_block) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(g.pages_per_block, L - lpn));
+    REQUIRE_OK((*ftl)->write(Lpn(lpn), count, run_data(g, lpn, count, 1)));
+  }
+  // Overwrites until GC keeps the free blocks at the reserve.
+  SeededRandom random(5);
+  std::vector<std::uint64_t> version(L, 1);
+  for (std::uint64_t n = 0; (*ftl)->stats().gc_runs < 50; ++n) {
+    REQUIRE(n < 10 * L);
+    const std::uint64_t lpn = random.uniform(L);
+    version[lpn] = 2 + n;
+    REQUIRE_OK((*ftl)->write(Lpn(lpn), 1, run_data(g, lpn, 1, version[lpn])));
+  }
+  REQUIRE_OK((*ftl)->flush());
+  // One page in every translation page, so that all of them are dirty at the next flush.
+  for (std::uint64_t lpn = 3; lpn < L; lpn += entries) {
+    version[lpn] = 1 + version.size() + lpn;
+    REQUIRE_OK((*ftl)->write(Lpn(lpn), 1, run_data(g, lpn, 1, version[lpn])));
+  }
+  REQUIRE_OK((*ftl)->flush());
+  for (std::uint64_t lpn = 0; lpn < L; lpn += 7) {
+    INFO("LPN " << lpn);
+    CHECK(read_version(**ftl, g, lpn) == version[lpn]);
+  }
+}
