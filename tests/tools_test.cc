@@ -104,6 +104,18 @@ TEST_CASE("mkfs refuses bad requests with a one-line reason", "[tools]") {
   CHECK_FALSE(std::filesystem::exists(tmp / "cache" / "superblock"));
 }
 
+TEST_CASE("format_cache_dir holds every caller to the over-provisioning limit, not only mkfs", "[tools]") {
+  TempDir tmp;
+  FormatOptions options;
+  options.capacity_bytes = 16 << 20;
+  options.overprovision_permille = kMaxOverprovisionPermille + 1;
+  const auto refused = format_cache_dir(tmp / "cache", options);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("--op 50.1% is above the maximum of 50%"));
+  options.overprovision_permille = kMaxOverprovisionPermille;
+  CHECK(format_cache_dir(tmp / "cache", options).is_ok());
+}
+
 TEST_CASE("mkfs refuses an unwritable directory", "[tools]") {
   TempDir tmp;
   const auto dir = tmp / "readonly";
