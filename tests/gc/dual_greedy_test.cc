@@ -201,8 +201,10 @@ TEST_CASE("dual greedy: the worst case looks at one head per level", "[gc][dual-
     rig.fill(B(level - 1), t++);
     if (level < kP) rig.invalidate(B(level - 1), t++, kP - level);
   }
+  rig.table.forget_reads();
   CHECK(victim(rig, t) == 0);
   CHECK(rig.policy->blocks_examined_last_selection() == kP - 1);
+  CHECK(rig.table.blocks_read() == kP - 1);  // the policy's count agrees with the table's
   // Only heads are looked at: a block closed at level P - 1 joins its tail, and although never
   // invalidated (time 0) it is not considered while the head is less stable than block 0.
   rig.open(B(kP), t++, kP - 1);

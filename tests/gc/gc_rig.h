@@ -13,6 +13,33 @@
 
 namespace flashdir::ftl::testing {
 
+// A BlockTable that counts the distinct blocks whose records are read: how much a policy
+// looks at, measured from outside the policy.
+class CountingBlockTable final : public BlockTable {
+ public:
+  CountingBlockTable(std::uint64_t block_count, std::uint32_t pages_per_block)
+      : BlockTable(block_count, pages_per_block), counted_in_round_(block_count, 0) {}
+
+  const BlockInfo& info(BlockNumber block) const override {
+    if (counted_in_round_[block.value] != round_) {
+      counted_in_round_[block.value] = round_;
+      ++blocks_read_;
+    }
+    return BlockTable::info(block);
+  }
+  // Starts counting afresh.
+  void forget_reads() {
+    ++round_;
+    blocks_read_ = 0;
+  }
+  std::uint64_t blocks_read() const { return blocks_read_; }
+
+ private:
+  mutable std::vector<std::uint64_t> counted_in_round_;  // per block: the last round it was counted in
+  std::uint64_t round_ = 1;
+  mutable std::uint64_t blocks_read_ = 0;
+};
+
 class GcRig {
  public:
   GcRig(std::uint64_t block_count, std::uint32_t pages_per_block, format::GcPolicy kind)
@@ -59,7 +86,7 @@ class GcRig {
     table.transition(block, BlockState::free);
   }
 
-  BlockTable table;
+  CountingBlockTable table;
   std::unique_ptr<GcPolicy> policy;
 
  private:
