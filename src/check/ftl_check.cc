@@ -18,6 +18,20 @@ void list(std::vector<std::string>& errors, std::size_t& listed, std::size_t lim
   if (listed++ < limit) errors.push_back(std::move(message));
 }
 
+bool valid_at(const ftl::CheckpointState& checkpoint, Ppn page) {
+  return (checkpoint.validity[page.value / 64] >> (page.value % 64)) & 1;
+}
+
+// Whether `page` was programmed before the checkpoint: every page of a block roll-forward did
+// not scan was; in a scanned block, those whose sequence is below the checkpoint's counter.
+Result<bool> predates(NandChip& chip, Ppn page, bool block_scanned, const ftl::CheckpointState& checkpoint) {
+  if (!block_scanned) return true;
+  std::vector<std::uint8_t> oob(chip.geometry().oob_size_bytes);
+  FLASHDIR_TRY(chip.read(page, 1, {}, oob));
+  auto record = format::decode_oob(oob);
+  return record.is_ok() && record->sequence < checkpoint.next_sequence;
+}
+
 }  // namespace
 
 bool check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options, CheckReport& report) {
@@ -93,16 +107,41 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
       list(report.errors, listed, limit, fmt::format("translation page {} is mapped to page {}, which does not hold it", tpn, ppn));
       continue;
     }
+    claimed[ppn] = true;
     ++valid[g.block_of(Ppn(ppn)).value];
   }
-  // A clean checkpoint's valid counts must be exactly those of the mapping.
-  if (!loaded->marked) {
-    for (std::uint64_t block = layout->pool_first_block; block < g.block_count; ++block) {
-      if (loaded->state.blocks[block].valid_pages != valid[block]) {
+  const ftl::CheckpointState& checkpoint = loaded->state;
+  for (std::uint64_t block = layout->pool_first_block; block < g.block_count; ++block) {
+    // A clean checkpoint's valid counts must be exactly those of the mapping.
+    if (!loaded->marked) {
+      if (checkpoint.blocks[block].valid_pages != valid[block]) {
         list(report.errors, listed, limit,
              fmt::format("block {}: the checkpoint counts {} valid pages, the mapping {}", block,
-                         loaded->state.blocks[block].valid_pages, valid[block]));
+                         checkpoint.blocks[block].valid_pages, valid[block]));
       }
+      continue;
+    }
+    // After an unclean shutdown they moved on, but one way only for the pages the checkpoint
+    // saw: such a page may have become invalid since, never valid again. Of those, the pages
+    // valid in the recovered mapping must be among the ones valid in the checkpoint.
+    std::uint32_t regained = 0;
+    Ppn first_regained;
+    for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
+      const Ppn page = g.page_at(BlockNumber(block), i);
+      if (!claimed[page.value] || valid_at(checkpoint, page)) continue;
+      auto before = predates(chip, page, from_checkpoint->scanned[block], checkpoint);
+      if (!before.is_ok()) {
+        report.errors.push_back(fmt::format("FTL valid counts: {}", before.status().message()));
+        return true;
+      }
+      if (*before && regained++ == 0) first_regained = page;
+    }
+    if (regained > 0) {
+      list(report.errors, listed, limit,
+           fmt::format("block {}: {} of its {} valid pages in the recovered mapping were invalid at checkpoint {} "
+                       "(the first: page {}), which counts {} valid",
+                       block, regained, valid[block], checkpoint.generation, first_regained.value,
+                       checkpoint.blocks[block].valid_pages));
     }
   }
   if (listed > limit) report.errors.push_back(fmt::format("... and {} more FTL errors", listed - limit));

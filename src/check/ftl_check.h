@@ -1,6 +1,8 @@
 // Internal to src/check: the FTL's checks (doc/ftl.md, "Recovery"): rebuild the mapping twice,
 // from the newest checkpoint with roll-forward and from a scan of every page, and compare; one
-// physical page per LPN, every mapped page holding its LPN, valid counts per block.
+// physical page per LPN, every mapped page holding its LPN, valid counts per block (equal to
+// a clean checkpoint's; after an unclean shutdown, no page the checkpoint counted invalid
+// valid again).
 #pragma once
 
 #include "flashdir/check.h"
