@@ -62,10 +62,16 @@ for name in "${names[@]}"; do
   "$sim" ${inputs[$name]} --json --ram-policy static:100 \
     --compare ram=32K,256K --compare mapping=cftl,dftl,page >"$out/$name-mapping.json"
 
-  # 3. GC policies on the ideal page map (no translation traffic to blur them), two spare shares.
+  # 3. GC policies on the ideal page map (no translation traffic to blur them), two spare shares,
+  #    one pass over the trace and three (Dual Greedy's hot threshold needs history).
   # shellcheck disable=SC2086
   "$sim" ${inputs[$name]} --json --mapping page --ram-policy static:100 --ram 64K \
-    --compare gc=dual-greedy,greedy,cost-benefit --compare op=7,25 >"$out/$name-gc.json"
+    --compare gc=dual-greedy,greedy,cost-benefit --compare op=7,25 --compare repeat=1,3 >"$out/$name-gc.json"
+
+  # 4. CFTL's copying conversions (doc/ftl.md): never, during GC where cheap (default), eager.
+  # shellcheck disable=SC2086
+  "$sim" ${inputs[$name]} --json --ram-policy static:100 --ram 32K \
+    --compare consolidation=off,gc,eager >"$out/$name-consolidation.json"
 done
 
 python3 "$here/tabulate.py" "$out"

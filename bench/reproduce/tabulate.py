@@ -85,7 +85,16 @@ def main():
             ("mapping hit", lambda c: f"{(c['mapping_hit_ratio'] or 0) * 100:.1f}%"),
             ("CBMT hit", lambda c: f"{(c['cbmt_hit_ratio'] or 0) * 100:.1f}%"),
             ("to block", lambda c: str(c["stats"]["conversions_to_block"])),
+            ("erases", lambda c: str(c["stats"]["chip_block_erases"])),
             ("WAF", lambda c: f"{c['write_amplification'] or 0:.3f}"),
+        ], lines)
+        simple_table(out, name, "consolidation", "consolidation", "CFTL conversions (RAM static:100, 32K)", [
+            ("mean service us", lambda c: f"{c['mean_service_us']:.1f}"),
+            ("erases", lambda c: str(c["stats"]["chip_block_erases"])),
+            ("translation reads", lambda c: str(c["stats"]["translation_page_reads"])),
+            ("CBMT hit", lambda c: f"{(c['cbmt_hit_ratio'] or 0) * 100:.1f}%"),
+            ("to block / to page", lambda c: f"{c['stats']['conversions_to_block']} / {c['stats']['conversions_to_page']}"),
+            ("consolidation copies", lambda c: str(c["stats"]["consolidation_copies"])),
         ], lines)
         simple_table(out, name, "gc", "gc", "GC policies (page map, RAM static:100)", [
             ("erases", lambda c: str(c["stats"]["chip_block_erases"])),
