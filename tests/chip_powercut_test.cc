@@ -243,17 +243,18 @@ TEST_CASE("power cut at every operation of a short sequence", "[nand][powercut]"
 
 TEST_CASE("power cuts at random points of long sequences", "[nand][powercut]") {
   const Backend backend = GENERATE(from_range(std::begin(kAllBackends), std::end(kAllBackends)));
-  const std::uint64_t base = test_seed(7001);
+  const SeededRuns runs(7001);
   std::uint64_t cuts = 0;
   for (std::uint64_t i = 0; i < 100; ++i) {
-    const std::uint64_t seed = base + i;
+    if (!runs.selected(i)) continue;
+    const std::uint64_t seed = runs.seed(i);
     Scenario scenario{backend, {512, 64, 16, 12}, seed, 3000, {}};
     scenario.plan.seed = seed;
     scenario.plan.cut_one_in = 2000;
     const Outcome outcome = run(scenario);
-    INFO("backend " << backend_label(backend) << ", seed " << seed << "\nreplay: " << replay_command(seed));
+    INFO("backend " << backend_label(backend) << ", seed " << seed << "\nreplay: " << runs.replay_command(i));
     REQUIRE(outcome.mismatch == "");
     cuts += outcome.cut ? 1 : 0;
   }
-  CHECK(cuts >= 60);  // a cut is due every ~2000 of ~7000 operations: nearly every run
+  if (runs.all_selected()) CHECK(cuts >= 60);  // a cut is due every ~2000 of ~7000 operations: nearly every run
 }
