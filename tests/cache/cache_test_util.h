@@ -28,8 +28,9 @@ inline ftl::CachedRun run(std::uint64_t lpn, std::uint32_t ppn, std::uint32_t le
   return ftl::CachedRun{Lpn(lpn), ppn, length, dirty};
 }
 
-inline ftl::EntryCacheOptions cftl_options(std::uint64_t capacity_bytes = 1 << 20) {
-  return ftl::EntryCacheOptions{capacity_bytes, 12, true, ftl::EntryEviction::lfu};
+inline ftl::EntryCacheOptions cftl_options(std::uint64_t capacity_bytes = 1 << 20,
+                                           ftl::EntryEviction eviction = ftl::EntryEviction::lfu) {
+  return ftl::EntryCacheOptions{capacity_bytes, 12, true, eviction};
 }
 
 inline ftl::EntryCacheOptions dftl_options(std::uint64_t capacity_bytes = 1 << 20) {

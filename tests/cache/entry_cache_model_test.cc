@@ -1,6 +1,7 @@
 // Seeded random sequences of insert_clean/set/lookup/peek/remove/take_dirty against two plain
 // models: a page-by-page map lpn -> (ppn, dirty) for what the cache must answer, and a map of
-// run starts -> (length, frequency, last use) for its run boundaries and eviction order.
+// run starts -> (length, frequency, last use) for its run boundaries and eviction order
+// (LFU with dynamic aging, or LRU).
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ struct PageModel {
 
 struct RunModel {
   std::uint32_t length = 1;
-  std::uint64_t frequency = 1;
+  std::uint64_t frequency = 1;  // the LFU key: the age when the run entered plus its accesses
   std::uint64_t last_use = 0;
 };
 
@@ -59,27 +60,30 @@ class Model {
       pages_[lpn + n] = PageModel{ppn == kUnmappedPpn ? kUnmappedPpn : ppn + n, false};
       ++n;
     }
-    runs_[lpn] = RunModel{n, 1, ++clock_};
+    runs_[lpn] = RunModel{n, age_ + 1, ++clock_};
   }
 
   void set(std::uint64_t lpn, std::uint32_t ppn) {
-    pages_[lpn] = PageModel{ppn, true};
     const auto it = covering(lpn);
-    if (it == runs_.end()) {
-      runs_[lpn] = RunModel{1, 1, ++clock_};
-      return;
+    const bool single = it != runs_.end() && it->second.length == 1;
+    if (it != runs_.end() && !single) {
+      const std::uint64_t start = it->first;
+      const RunModel old = it->second;
+      runs_.erase(it);
+      if (lpn > start) {
+        runs_[start] = RunModel{static_cast<std::uint32_t>(lpn - start), old.frequency, old.last_use};
+      }
+      if (lpn + 1 < start + old.length) {
+        runs_[lpn + 1] =
+            RunModel{static_cast<std::uint32_t>(start + old.length - lpn - 1), old.frequency, old.last_use};
+      }
     }
-    const std::uint64_t start = it->first;
-    const RunModel old = it->second;
-    runs_.erase(it);
-    if (lpn > start) {
-      runs_[start] = RunModel{static_cast<std::uint32_t>(lpn - start), old.frequency, old.last_use};
+    pages_[lpn] = PageModel{ppn, true};
+    if (single) {
+      access(lpn);
+    } else {
+      runs_[lpn] = RunModel{1, age_ + 1, ++clock_};
     }
-    if (lpn + 1 < start + old.length) {
-      runs_[lpn + 1] = RunModel{static_cast<std::uint32_t>(start + old.length - lpn - 1),
-                                old.frequency, old.last_use};
-    }
-    runs_[lpn] = RunModel{1, old.frequency + 1, ++clock_};
   }
 
   void access(std::uint64_t lpn) {
@@ -92,6 +96,9 @@ class Model {
   void remove(std::uint64_t start) {
     const auto it = runs_.find(start);
     REQUIRE(it != runs_.end());
+    std::uint64_t least_frequency = it->second.frequency;
+    for (const auto& [other, r] : runs_) least_frequency = std::min(least_frequency, r.frequency);
+    if (it->second.frequency == least_frequency) age_ = least_frequency;
     for (std::uint64_t i = 0; i < it->second.length; ++i) pages_.erase(start + i);
     runs_.erase(it);
   }
@@ -174,6 +181,7 @@ class Model {
   std::map<std::uint64_t, PageModel> pages_;
   std::map<std::uint64_t, RunModel> runs_;
   std::uint64_t clock_ = 0;
+  std::uint64_t age_ = 0;  // LFU-DA: the frequency of the last least frequent run removed
 };
 
 std::uint32_t random_ppn(SeededRandom& random) {

@@ -146,7 +146,7 @@ TEST_CASE("LRU evicts the least recently used entry") {
 }
 
 TEST_CASE("LRU: the parts of a split run keep its recency") {
-  EntryCache cache(EntryCacheOptions{1 << 20, 12, true, EntryEviction::lru});
+  EntryCache cache(cftl_options(1 << 20, EntryEviction::lru));
   cache.insert_clean(Lpn(100), 200, 10);
   cache.insert_clean(Lpn(200), 300, 1);
   cache.set(Lpn(105), 500);
@@ -182,7 +182,7 @@ TEST_CASE("LFU evicts the least frequently used entry, the least recent among eq
   CHECK(cache.victim()->lpn == Lpn(3));
 }
 
-TEST_CASE("LFU: the parts of a split run inherit its frequency") {
+TEST_CASE("LFU: the parts of a split run keep its frequency, the written page starts anew") {
   EntryCache cache(cftl_options());
   cache.insert_clean(Lpn(100), 200, 10);
   for (int i = 0; i < 3; ++i) cache.lookup(Lpn(100 + i));  // the run: frequency 4
@@ -190,14 +190,48 @@ TEST_CASE("LFU: the parts of a split run inherit its frequency") {
   cache.lookup(Lpn(200));
   cache.lookup(Lpn(200));  // frequency 3, more recent than the run
   CHECK(cache.victim()->lpn == Lpn(200));
-  cache.set(Lpn(105), 500);  // left and right at 4, the new entry at 5
-  cache.insert_clean(Lpn(300), 400, 1);  // frequency 1
+  cache.set(Lpn(105), 500);              // left and right stay at 4, the written page at 1
+  cache.insert_clean(Lpn(300), 400, 1);  // frequency 1, more recent
   std::vector<std::uint64_t> order;
   while (auto victim = cache.victim()) {
     order.push_back(victim->lpn.value);
     cache.remove(victim->lpn);
   }
-  CHECK(order == std::vector<std::uint64_t>{300, 200, 100, 106, 105});
+  CHECK(order == std::vector<std::uint64_t>{105, 300, 200, 100, 106});
+}
+
+TEST_CASE("LFU: writing a run page by page leaves its count with the rest of the run") {
+  EntryCache cache(cftl_options());
+  cache.insert_clean(Lpn(100), 200, 10);
+  for (std::uint64_t lpn = 100; lpn < 104; ++lpn) {
+    cache.lookup(Lpn(lpn));
+    cache.set(Lpn(lpn), static_cast<std::uint32_t>(lpn * 7));  // not consecutive: one entry each
+  }
+  CHECK(cache.entries() == Runs{run(100, 700, 1, true), run(101, 707, 1, true), run(102, 714, 1, true),
+                                run(103, 721, 1, true), run(104, 204, 6)});
+  cache.insert_clean(Lpn(300), 400, 1);
+  cache.lookup(Lpn(300));  // frequency 2: above the written pages, below the run (5)
+  std::vector<std::uint64_t> order;
+  while (auto victim = cache.victim()) {
+    order.push_back(victim->lpn.value);
+    cache.remove(victim->lpn);
+  }
+  CHECK(order == std::vector<std::uint64_t>{100, 101, 102, 103, 300, 104});
+}
+
+TEST_CASE("LFU ages: an entry whose accesses stopped is evicted in the end") {
+  EntryCache cache(cftl_options(2 * 12));
+  cache.insert_clean(Lpn(1), 10, 1);
+  for (int i = 0; i < 3; ++i) cache.lookup(Lpn(1));  // frequency 4
+  // Pages read once each pass through the other entry. Plain LFU would evict every one of
+  // them and keep LPN 1 forever; with the age they enter ever higher and overtake it.
+  std::uint64_t newcomers = 0;
+  while (cache.peek(Lpn(1)) && newcomers < 100) {
+    cache.insert_clean(Lpn(100 + newcomers++), 0, 1);
+    while (cache.over_budget()) cache.remove(cache.victim()->lpn);
+  }
+  CHECK_FALSE(cache.peek(Lpn(1)).has_value());
+  CHECK(newcomers == 8);
 }
 
 TEST_CASE("take_dirty and next_dirty see dirty entries only") {
@@ -241,7 +275,7 @@ TEST_CASE("take_dirty and next_dirty see dirty entries only") {
 }
 
 TEST_CASE("budget: every entry costs entry_bytes whatever its length") {
-  EntryCache cache(EntryCacheOptions{36, 12, true, EntryEviction::lfu});
+  EntryCache cache(cftl_options(36));
   CHECK(cache.capacity_bytes() == 36);
   CHECK(cache.bytes_used() == 0);
   CHECK_FALSE(cache.over_budget());

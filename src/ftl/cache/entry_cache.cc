@@ -4,8 +4,8 @@
 // EvictionOrder keeps the LRU or LFU order in O(1).
 //
 // Access counting: lookup() counts an access to the run it hits; insert_clean() and set()
-// count one for the entry they create or update, so a fresh entry is never the least recently
-// used one (under LFU it starts at frequency 1, or at the split run's frequency plus one).
+// count one for the entry they create or overwrite, so a fresh entry is never the least
+// recently used one (under LFU it starts at the eviction order's age plus one).
 #include "entry_cache.h"
 
 #include <absl/container/btree_map.h>
@@ -106,6 +106,15 @@ struct EntryCache::State {
     return slot;
   }
 
+  // Unindexes the run in `slot` and frees the slot; the caller unlinks it from the order.
+  void drop(std::uint32_t slot) {
+    const Run& run = runs[slot];
+    if (run.dirty) dirty_starts.erase(run.lpn);
+    unindex(run.lpn);
+    free_slots.push_back(slot);
+    if (last_hit == slot) last_hit = kNoSlot;
+  }
+
   void mark_dirty(std::uint32_t slot) {
     Run& run = runs[slot];
     if (run.dirty) return;
@@ -113,30 +122,41 @@ struct EntryCache::State {
     dirty_starts.insert(run.lpn);
   }
 
-  // Splits the run in `slot` around `lpn` and records lpn -> ppn (dirty) as its own entry.
-  void split_and_set(std::uint32_t slot, std::uint64_t lpn, std::uint32_t ppn);
+  // Takes `lpn` out of the run in `slot`, which is longer than one page; the pages before and
+  // after it stay cached.
+  void cut_out(std::uint32_t slot, std::uint64_t lpn);
+  // Drops the pages of the run in `slot` before `start`, which becomes its first LPN.
+  void move_start(std::uint32_t slot, std::uint64_t start);
 };
 
-void EntryCache::State::split_and_set(std::uint32_t slot, std::uint64_t lpn, std::uint32_t ppn) {
+void EntryCache::State::cut_out(std::uint32_t slot, std::uint64_t lpn) {
   const Run old = runs[slot];
-  assert(old.covers(lpn));
-  // The right part first: it takes the old run's place in the eviction order, which the old
-  // slot may be about to leave.
+  assert(old.covers(lpn) && old.length > 1);
+  // The parts that stay keep the run's frequency and recency: the accesses it counted were to
+  // them as much as to `lpn`.
+  if (lpn == old.lpn) {
+    move_start(slot, lpn + 1);  // the old slot keeps the right part
+    return;
+  }
+  runs[slot].length = static_cast<std::uint32_t>(lpn - old.lpn);  // the left part
   if (lpn + 1 < old.end()) {
-    const Run right{lpn + 1, old.ppn_of(lpn + 1), static_cast<std::uint32_t>(old.end() - lpn - 1),
-                    old.dirty};
+    const Run right{lpn + 1, old.ppn_of(lpn + 1), static_cast<std::uint32_t>(old.end() - lpn - 1), old.dirty};
     order.insert_beside(add(right), slot);
   }
-  if (lpn == old.lpn) {
-    // No left part: the old slot becomes the new single-page entry.
-    runs[slot].ppn = ppn;
-    runs[slot].length = 1;
-    mark_dirty(slot);
-    order.touch(slot);
-  } else {
-    runs[slot].length = static_cast<std::uint32_t>(lpn - old.lpn);  // the left part
-    order.insert_split_accessed(add(Run{lpn, ppn, 1, true}), slot);
+}
+
+void EntryCache::State::move_start(std::uint32_t slot, std::uint64_t start) {
+  Run& run = runs[slot];
+  assert(ordered() && start > run.lpn && start < run.end());
+  slot_by_start.erase(run.lpn);
+  slot_by_start.emplace(start, slot);
+  if (run.dirty) {
+    dirty_starts.erase(run.lpn);
+    dirty_starts.insert(start);
   }
+  run.ppn = run.ppn_of(start);
+  run.length = static_cast<std::uint32_t>(run.end() - start);
+  run.lpn = start;
 }
 
 EntryCache::EntryCache(const EntryCacheOptions& options)
@@ -181,11 +201,17 @@ void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) 
 void EntryCache::set(Lpn lpn, std::uint32_t ppn) {
   State& s = *state_;
   const std::uint32_t slot = s.find_covering(lpn.value);
-  if (slot == kNoSlot) {
-    s.order.insert_accessed(s.add(Run{lpn.value, ppn, 1, true}));
-  } else {
-    s.split_and_set(slot, lpn.value, ppn);
+  if (slot != kNoSlot && s.runs[slot].length == 1) {
+    s.runs[slot].ppn = ppn;
+    s.mark_dirty(slot);
+    s.order.touch(slot);
+    return;
   }
+  if (slot != kNoSlot) s.cut_out(slot, lpn.value);
+  // The written page starts as a new entry. It never inherits the frequency of the run it
+  // left: that would copy the count into every page a sequential write splits off, and such
+  // pages would outrank everything read later.
+  s.order.insert_accessed(s.add(Run{lpn.value, ppn, 1, true}));
 }
 
 std::optional<CachedRun> EntryCache::victim() const {
@@ -199,11 +225,8 @@ void EntryCache::remove(Lpn run_start) {
   const std::uint32_t slot = s.starting_at(run_start.value);
   assert(slot != kNoSlot && "remove of an LPN that starts no entry");
   if (slot == kNoSlot) return;
-  if (s.runs[slot].dirty) s.dirty_starts.erase(run_start.value);
-  s.order.erase(slot);
-  s.unindex(run_start.value);
-  s.free_slots.push_back(slot);
-  if (s.last_hit == slot) s.last_hit = kNoSlot;
+  s.order.evict(slot);
+  s.drop(slot);
 }
 
 std::vector<CachedRun> EntryCache::take_dirty(Lpn first, Lpn end) {

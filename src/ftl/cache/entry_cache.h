@@ -10,8 +10,10 @@
 // DESIGN.md). Without `consecutive` (DFTL) every entry has n = 1.
 //
 // Budget: every entry costs `entry_bytes` whatever its run length; over_budget() says when
-// the FTL must evict. Eviction order is LFU (CFTL) or LRU (DFTL); among equal frequencies LFU
-// takes the least recently used. A run split from another inherits its frequency.
+// the FTL must evict. Eviction order is LFU with dynamic aging (CFTL; see eviction_order.h)
+// or LRU (DFTL); among equal frequencies LFU takes the least recently used. When a write
+// splits a run, the parts that stay keep the run's frequency and recency, and the written page
+// starts as a new entry.
 //
 // Not thread-safe.
 #pragma once

@@ -4,15 +4,7 @@
 
 namespace flashdir::ftl {
 
-void EvictionOrder::insert_accessed(std::uint32_t slot) {
-  link_tail(slot, first_bucket_with(next_frequency(0)));
-}
-
-void EvictionOrder::insert_split_accessed(std::uint32_t slot, std::uint32_t source) {
-  const std::uint32_t bucket = links_[source].bucket;
-  assert(bucket != kNone && "the source entry is not linked");
-  link_tail(slot, bucket_after(bucket, next_frequency(buckets_[bucket].frequency)));
-}
+void EvictionOrder::insert_accessed(std::uint32_t slot) { link_tail(slot, newcomers_bucket()); }
 
 void EvictionOrder::insert_beside(std::uint32_t slot, std::uint32_t neighbour) {
   const Link neighbour_link = links_[neighbour];
@@ -39,6 +31,13 @@ void EvictionOrder::touch(std::uint32_t slot) {
   link_tail(slot, to);
 }
 
+void EvictionOrder::evict(std::uint32_t slot) {
+  const std::uint32_t bucket = links_[slot].bucket;
+  assert(bucket != kNone && "evicting an entry that is not linked");
+  if (bucket == first_bucket_) age_ = buckets_[bucket].frequency;
+  erase(slot);
+}
+
 void EvictionOrder::erase(std::uint32_t slot) {
   const std::uint32_t bucket = links_[slot].bucket;
   assert(bucket != kNone && "erasing an entry that is not linked");
@@ -48,11 +47,6 @@ void EvictionOrder::erase(std::uint32_t slot) {
 
 std::uint32_t EvictionOrder::front() const {
   return first_bucket_ == kNone ? kNone : buckets_[first_bucket_].head;
-}
-
-std::uint64_t EvictionOrder::frequency(std::uint32_t slot) const {
-  assert(slot < links_.size() && links_[slot].bucket != kNone);
-  return buckets_[links_[slot].bucket].frequency;
 }
 
 std::uint32_t EvictionOrder::new_bucket(std::uint64_t frequency, std::uint32_t prev,
@@ -98,13 +92,15 @@ std::uint32_t EvictionOrder::bucket_after(std::uint32_t bucket, std::uint64_t fr
   return new_bucket(frequency, bucket, next);
 }
 
-// The bucket of `frequency`, which must be the lowest frequency present (or to be present).
-std::uint32_t EvictionOrder::first_bucket_with(std::uint64_t frequency) {
-  if (first_bucket_ != kNone && buckets_[first_bucket_].frequency == frequency) {
-    return first_bucket_;
+// The bucket of frequency age + 1 (LFU) or of every entry (LRU): the first bucket, or the one
+// after it when the first holds entries at the age itself.
+std::uint32_t EvictionOrder::newcomers_bucket() {
+  const std::uint64_t frequency = next_frequency(age_);
+  if (first_bucket_ == kNone || buckets_[first_bucket_].frequency > frequency) {
+    return new_bucket(frequency, kNone, first_bucket_);
   }
-  assert(first_bucket_ == kNone || buckets_[first_bucket_].frequency > frequency);
-  return new_bucket(frequency, kNone, first_bucket_);
+  assert(buckets_[first_bucket_].frequency >= age_ && "an entry below the age");
+  return bucket_after(first_bucket_, frequency);
 }
 
 EvictionOrder::Link& EvictionOrder::prepare_slot(std::uint32_t slot) {

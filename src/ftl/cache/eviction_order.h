@@ -1,5 +1,6 @@
 // The eviction order of a cache whose entries live in slots (small integers) owned by the
-// cache: LRU, or LFU with ties broken by least recent use. Internal to src/ftl/cache.
+// cache: LRU, or LFU with dynamic aging and ties broken by least recent use. Internal to
+// src/ftl/cache.
 //
 // Every operation is O(1), using the LFU scheme of Shah, Mitra and Matani ("An O(1)
 // algorithm for implementing the LFU cache eviction scheme", 2010): entries of equal
@@ -8,6 +9,17 @@
 // plus one, so every bucket stays in least-recently-used-first order, and the victim is the
 // head of the first bucket. LRU is the same structure with a single bucket whose frequency
 // never changes.
+//
+// Dynamic aging (LFU-DA, Arlitt et al., "Evaluating content management techniques for Web
+// proxy caches", 2000): the order keeps an age, the frequency of the last entry evicted from
+// the first bucket, and a new entry starts at the age plus one instead of at 1. Plain LFU
+// starts every newcomer below all entries that ever collected accesses, so a full cache
+// evicts each newcomer before it can earn a second access, and entries whose accesses
+// stopped (the pages of a past sequential write, say) stay forever. With the age, those sink
+// to the front as the age rises past them. Every frequency is at least the age, so the
+// newcomers' bucket is the first bucket or the one after it: still O(1). Unlike Arlitt's
+// LFU-DA an access adds one and does not lift the entry to the current age, which would
+// skip an unbounded number of buckets.
 //
 // Not thread-safe.
 #pragma once
@@ -25,21 +37,21 @@ class EvictionOrder {
 
   explicit EvictionOrder(EntryEviction policy) : lfu_(policy == EntryEviction::lfu) {}
 
-  // A new entry, accessed now for the first time (frequency 1).
+  // A new entry, accessed now for the first time: frequency age plus one.
   void insert_accessed(std::uint32_t slot);
-  // A new entry split from `source`, accessed now: frequency of `source` plus one.
-  void insert_split_accessed(std::uint32_t slot, std::uint32_t source);
   // A new entry split from `neighbour` that keeps its frequency and recency; it is evicted
   // right after `neighbour`.
   void insert_beside(std::uint32_t slot, std::uint32_t neighbour);
   // Counts an access to a linked entry.
   void touch(std::uint32_t slot);
+  // Unlinks an evicted entry; evicting one of the least frequent (the victim, normally) raises
+  // the age to its frequency.
+  void evict(std::uint32_t slot);
+  // Unlinks an entry that leaves for another reason: the age stays.
   void erase(std::uint32_t slot);
 
   // The entry to evict next; kNone when empty.
   std::uint32_t front() const;
-  // The number of accesses counted (LFU); always 0 under LRU.
-  std::uint64_t frequency(std::uint32_t slot) const;
 
  private:
   struct Link {
@@ -61,7 +73,7 @@ class EvictionOrder {
   std::uint32_t new_bucket(std::uint64_t frequency, std::uint32_t prev, std::uint32_t next);
   void free_bucket(std::uint32_t bucket);
   std::uint32_t bucket_after(std::uint32_t bucket, std::uint64_t frequency);
-  std::uint32_t first_bucket_with(std::uint64_t frequency);
+  std::uint32_t newcomers_bucket();
   Link& prepare_slot(std::uint32_t slot);
   void link_tail(std::uint32_t slot, std::uint32_t bucket);
   void unlink(std::uint32_t slot);
@@ -71,6 +83,7 @@ class EvictionOrder {
   std::vector<Bucket> buckets_;
   std::vector<std::uint32_t> free_buckets_;
   std::uint32_t first_bucket_ = kNone;
+  std::uint64_t age_ = 0;  // no entry's frequency is below it; always 0 under LRU
 };
 
 }  // namespace flashdir::ftl
