@@ -13,12 +13,14 @@ namespace {
 constexpr std::uint32_t kDftlEntryBytes = 8;   // LPN + PPN
 constexpr std::uint32_t kCftlEntryBytes = 12;  // + consecutive field and LFU counter
 
-EntryCacheOptions cache_options(bool cftl, std::uint64_t capacity_bytes, std::uint64_t cbmt_bytes) {
+EntryCacheOptions cache_options(bool cftl, const FtlLayout& layout, std::uint64_t capacity_bytes,
+                                std::uint64_t cbmt_bytes) {
   EntryCacheOptions o;
   o.capacity_bytes = capacity_bytes > cbmt_bytes ? capacity_bytes - cbmt_bytes : 0;
   o.entry_bytes = cftl ? kCftlEntryBytes : kDftlEntryBytes;
   o.consecutive = cftl;
   o.eviction = cftl ? EntryEviction::lfu : EntryEviction::lru;
+  o.translation_page_entries = layout.entries_per_translation_page;
   return o;
 }
 
@@ -30,7 +32,7 @@ class EntryMapper final : public Mapper {
         layout_(layout),
         pages_(pages),
         stats_(stats),
-        cache_(cache_options(cftl, capacity_bytes, cftl ? cbmt_bytes : 0)),
+        cache_(cache_options(cftl, layout, capacity_bytes, cftl ? cbmt_bytes : 0)),
         cbmt_bytes_(cftl ? cbmt_bytes : 0),
         blocks_(cftl, layout, options, cbmt_bytes_, stats),
         buffer_(layout.entries_per_translation_page),

@@ -28,9 +28,10 @@ inline ftl::CachedRun run(std::uint64_t lpn, std::uint32_t ppn, std::uint32_t le
   return ftl::CachedRun{Lpn(lpn), ppn, length, dirty};
 }
 
+// 1024 LPNs per translation page, as with 4 KiB pages.
 inline ftl::EntryCacheOptions cftl_options(std::uint64_t capacity_bytes = 1 << 20,
                                            ftl::EntryEviction eviction = ftl::EntryEviction::lfu) {
-  return ftl::EntryCacheOptions{capacity_bytes, 12, true, eviction};
+  return ftl::EntryCacheOptions{capacity_bytes, 12, true, eviction, 1024};
 }
 
 inline ftl::EntryCacheOptions dftl_options(std::uint64_t capacity_bytes = 1 << 20) {

@@ -1,7 +1,8 @@
 // Hit ratios of the entry cache driven as the FTL drives it: a miss loads the run around the
 // LPN from its translation page, a write looks the LPN up and records the new mapping, and
-// eviction writes the victim's translation page back first. The question is the policy's:
-// does LFU keep up with LRU on a stationary Zipf stream?
+// eviction writes the victim's translation page back first. The questions are the policy's:
+// does LFU keep up with LRU on a stationary Zipf stream, and does a sequentially written space
+// stay covered by few runs?
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -139,7 +140,7 @@ double zipf_hit_ratio(const EntryCacheOptions& options, const Workload& workload
 
 // CFTL's CPMT over the rig's translation pages.
 EntryCacheOptions runs_options(std::uint64_t capacity_bytes) {
-  return EntryCacheOptions{capacity_bytes, 12, true, EntryEviction::lfu};
+  return EntryCacheOptions{capacity_bytes, 12, true, EntryEviction::lfu, kTranslationPageEntries};
 }
 
 EntryCacheOptions with_eviction(EntryCacheOptions options, EntryEviction eviction) {
@@ -169,4 +170,21 @@ TEST_CASE("LFU keeps up with LRU on a Zipf stream over single pages") {
 TEST_CASE("LFU keeps up with LRU on a Zipf stream over consecutive runs") {
   // Fewer entries than translation pages: even whole runs do not all fit.
   check_lfu_keeps_up(runs_options(kLogicalPages / kTranslationPageEntries / 2 * 12));
+}
+
+TEST_CASE("a sequentially written space stays covered by few runs") {
+  const std::uint64_t seed = test_seed(0x5e9'f111);
+  INFO(replay_command(seed));
+  SeededRandom random(seed);
+  const ZipfLpns lpns(0.99, random);
+  constexpr std::uint64_t kTranslationPages = kLogicalPages / kTranslationPageEntries;
+  // Room for a tenth of the pages as single entries, many times the runs that cover them all.
+  CacheRig rig(runs_options(kLogicalPages / 10 * 12));
+  fill_sequentially(rig);
+  CHECK(rig.cache().entry_count() <= kTranslationPages);
+  rig.reset_counts();
+  for (int i = 0; i < 40000; ++i) rig.read(lpns.next(random));
+  INFO("hit ratio " << rig.hit_ratio() << ", " << rig.cache().entry_count() << " entries");
+  CHECK(rig.misses() <= kTranslationPages);
+  CHECK(rig.cache().entry_count() <= 2 * kTranslationPages);
 }

@@ -1,7 +1,8 @@
-// Seeded random sequences of insert_clean/set/lookup/peek/remove/take_dirty against two plain
-// models: a page-by-page map lpn -> (ppn, dirty) for what the cache must answer, and a map of
-// run starts -> (length, frequency, last use) for its run boundaries and eviction order
-// (LFU with dynamic aging, or LRU).
+// Seeded random sequences of insert_clean/set/lookup/peek/remove/take_dirty, and sequential
+// writes (lookup and set page by page), against two plain models: a page-by-page map
+// lpn -> (ppn, dirty) for what the cache must answer, and a map of run starts -> (length,
+// frequency, last use) for its run boundaries and eviction order (LFU with dynamic aging, or
+// LRU).
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -56,7 +57,7 @@ class Model {
   void insert_clean(std::uint64_t lpn, std::uint32_t ppn, std::uint32_t length) {
     if (!options_.consecutive) length = 1;
     std::uint32_t n = 0;
-    while (n < length && !pages_.contains(lpn + n)) {
+    while (n < length && !pages_.contains(lpn + n) && (n == 0 || (lpn + n) % kTranslationPageLpns != 0)) {
       pages_[lpn + n] = PageModel{ppn == kUnmappedPpn ? kUnmappedPpn : ppn + n, false};
       ++n;
     }
@@ -79,6 +80,20 @@ class Model {
       }
     }
     pages_[lpn] = PageModel{ppn, true};
+    // A dirty run ending at lpn - 1 in the same translation page, that lpn -> ppn continues,
+    // takes the page: its recency refreshed, its frequency unchanged.
+    if (options_.consecutive && lpn % kTranslationPageLpns != 0) {
+      const auto left = covering(lpn - 1);
+      const PageModel before = pages_.contains(lpn - 1) ? pages_.at(lpn - 1) : PageModel{};
+      const bool continues =
+          ppn == kUnmappedPpn ? before.ppn == kUnmappedPpn : before.ppn != kUnmappedPpn && ppn == before.ppn + 1;
+      if (left != runs_.end() && before.dirty && continues) {
+        if (single) runs_.erase(lpn);
+        ++left->second.length;
+        left->second.last_use = ++clock_;
+        return;
+      }
+    }
     if (single) {
       access(lpn);
     } else {
@@ -146,6 +161,9 @@ class Model {
       };
       if (r.length < 1 || (!options_.consecutive && r.length != 1)) return "bad length" + where();
       if (r.lpn.value < previous_end) return "entries unsorted or overlapping" + where();
+      if (r.lpn.value / kTranslationPageLpns != (r.lpn.value + r.length - 1) / kTranslationPageLpns) {
+        return "a run crosses a translation page" + where();
+      }
       previous_end = r.lpn.value + r.length;
       if (model_run->first != r.lpn.value || model_run->second.length != r.length) {
         return "run boundaries differ from the model" + where();
@@ -192,6 +210,7 @@ std::uint32_t random_ppn(SeededRandom& random) {
 void run_model_test(const EntryCacheOptions& options, SeededRandom& random, int steps) {
   EntryCache cache(options);
   Model model(options);
+  std::uint32_t next_ppn = 1u << 21;  // above random_ppn's, so only sequential writes continue runs
   for (int step = 0; step < steps; ++step) {
     INFO("step " << step);
     const std::uint64_t lpn = random.uniform(kLpnSpace);
@@ -205,11 +224,23 @@ void run_model_test(const EntryCacheOptions& options, SeededRandom& random, int 
           model.insert_clean(lpn, ppn, length);
         }
         break;
-      case 2:
-      case 3: {
+      case 2: {
         const std::uint32_t ppn = random_ppn(random);
         cache.set(Lpn(lpn), ppn);
         model.set(lpn, ppn);
+        break;
+      }
+      case 3: {
+        // A sequential write, to pages programmed in order (or a trim of consecutive LPNs).
+        const std::uint64_t count = std::min<std::uint64_t>(random.between(1, 40), kLpnSpace - lpn);
+        const bool trim = random.one_in(8);
+        for (std::uint64_t i = 0; i < count; ++i) {
+          REQUIRE(cache.lookup(Lpn(lpn + i)) == model.page(lpn + i));
+          model.access(lpn + i);
+          const std::uint32_t ppn = trim ? kUnmappedPpn : next_ppn++;
+          cache.set(Lpn(lpn + i), ppn);
+          model.set(lpn + i, ppn);
+        }
         break;
       }
       case 4:
@@ -230,8 +261,7 @@ void run_model_test(const EntryCacheOptions& options, SeededRandom& random, int 
         std::vector<std::uint64_t> got;
         for (const CachedRun& r : taken) {
           REQUIRE_FALSE(r.dirty);
-          REQUIRE(r.length == 1);  // a dirty entry only ever maps one page
-          got.push_back(r.lpn.value);
+          for (std::uint32_t i = 0; i < r.length; ++i) got.push_back(r.lpn.value + i);
         }
         REQUIRE(got == expected);
         if (!expected.empty()) REQUIRE(next == Lpn(expected.front()));
@@ -263,7 +293,8 @@ TEST_CASE("entry cache matches a plain model under random operations") {
     for (const EntryEviction eviction : {EntryEviction::lfu, EntryEviction::lru}) {
       INFO("consecutive " << consecutive << ", "
                           << (eviction == EntryEviction::lfu ? "lfu" : "lru"));
-      run_model_test(EntryCacheOptions{kMaxEntries * 12, 12, consecutive, eviction}, random, 20000);
+      run_model_test(EntryCacheOptions{kMaxEntries * 12, 12, consecutive, eviction, kTranslationPageLpns}, random,
+                     20000);
     }
   }
 }

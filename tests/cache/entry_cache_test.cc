@@ -120,6 +120,44 @@ TEST_CASE("an unmapped run is unmapped at every offset") {
   }
 }
 
+TEST_CASE("a sequential write extends the dirty run it continues") {
+  EntryCache cache(cftl_options());
+  cache.insert_clean(Lpn(100), 200, 10);
+  for (std::uint32_t i = 0; i < 4; ++i) cache.set(Lpn(102 + i), 500 + i);
+  CHECK(cache.entries() == Runs{run(100, 200, 2), run(102, 500, 4, true), run(106, 206, 4)});
+  SECTION("up to the run's last page, which merges into it") {
+    for (std::uint32_t i = 4; i < 8; ++i) cache.set(Lpn(102 + i), 500 + i);
+    CHECK(cache.entries() == Runs{run(100, 200, 2), run(102, 500, 8, true)});
+    CHECK(cache.take_dirty(Lpn(0), Lpn(1024)) == Runs{run(102, 500, 8)});
+  }
+  SECTION("a page that does not continue it starts a new entry") {
+    cache.set(Lpn(106), 900);
+    CHECK(cache.entries() == Runs{run(100, 200, 2), run(102, 500, 4, true), run(106, 900, 1, true), run(107, 207, 3)});
+  }
+  SECTION("a clean run is never extended") {
+    cache.take_dirty(Lpn(0), Lpn(1024));
+    cache.set(Lpn(106), 504);
+    CHECK(cache.entries() == Runs{run(100, 200, 2), run(102, 500, 4), run(106, 504, 1, true), run(107, 207, 3)});
+  }
+}
+
+TEST_CASE("a run never crosses a translation page") {
+  EntryCache cache(cftl_options());
+  cache.set(Lpn(1022), 500);
+  cache.set(Lpn(1023), 501);
+  cache.set(Lpn(1024), 502);
+  CHECK(cache.entries() == Runs{run(1022, 500, 2, true), run(1024, 502, 1, true)});
+  cache.insert_clean(Lpn(2040), 700, 20);
+  CHECK(cache.entries().back() == run(2040, 700, 8));
+}
+
+TEST_CASE("consecutive trims extend a dirty unmapped run") {
+  EntryCache cache(cftl_options());
+  cache.insert_clean(Lpn(100), 200, 10);
+  for (std::uint64_t lpn = 100; lpn < 110; ++lpn) cache.set(Lpn(lpn), kUnmappedPpn);
+  CHECK(cache.entries() == Runs{run(100, kUnmappedPpn, 10, true)});
+}
+
 TEST_CASE("LRU evicts the least recently used entry") {
   EntryCache cache(dftl_options());
   CHECK_FALSE(cache.victim().has_value());

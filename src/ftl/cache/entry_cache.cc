@@ -5,7 +5,8 @@
 //
 // Access counting: lookup() counts an access to the run it hits; insert_clean() and set()
 // count one for the entry they create or overwrite, so a fresh entry is never the least
-// recently used one (under LFU it starts at the eviction order's age plus one).
+// recently used one (under LFU it starts at the eviction order's age plus one). A page that
+// set() adds to a run refreshes the run's recency only.
 #include "entry_cache.h"
 
 #include <absl/container/btree_map.h>
@@ -127,6 +128,9 @@ struct EntryCache::State {
   void cut_out(std::uint32_t slot, std::uint64_t lpn);
   // Drops the pages of the run in `slot` before `start`, which becomes its first LPN.
   void move_start(std::uint32_t slot, std::uint64_t start);
+  // The dirty run that ends right before `lpn`, in the same translation page, and whose
+  // mapping lpn -> ppn continues; kNoSlot if there is none.
+  std::uint32_t continued_by(std::uint64_t lpn, std::uint32_t ppn) const;
 };
 
 void EntryCache::State::cut_out(std::uint32_t slot, std::uint64_t lpn) {
@@ -159,9 +163,20 @@ void EntryCache::State::move_start(std::uint32_t slot, std::uint64_t start) {
   run.lpn = start;
 }
 
+std::uint32_t EntryCache::State::continued_by(std::uint64_t lpn, std::uint32_t ppn) const {
+  if (!ordered() || lpn % options.translation_page_entries == 0) return kNoSlot;
+  const std::uint32_t slot = find_covering(lpn - 1);
+  if (slot == kNoSlot || !runs[slot].dirty) return kNoSlot;
+  assert(runs[slot].end() == lpn && "continued_by of a cached LPN");
+  const std::uint32_t last = runs[slot].ppn_of(lpn - 1);
+  const bool continues = ppn == kUnmappedPpn ? last == kUnmappedPpn : last != kUnmappedPpn && ppn == last + 1;
+  return continues ? slot : kNoSlot;
+}
+
 EntryCache::EntryCache(const EntryCacheOptions& options)
     : state_(std::make_unique<State>(options)) {
   assert(options.entry_bytes > 0);
+  assert((!options.consecutive || options.translation_page_entries > 0) && "runs need a translation page size");
 }
 
 EntryCache::~EntryCache() = default;
@@ -184,8 +199,10 @@ void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) 
   assert(length > 0);
   assert(s.find_covering(lpn.value) == kNoSlot && "insert_clean of a cached LPN");
   assert(length <= std::numeric_limits<std::uint64_t>::max() - lpn.value);
-  // Without the consecutive field (DFTL) an entry maps one page, whatever the caller saw.
-  if (!s.options.consecutive) length = 1;
+  // Without the consecutive field (DFTL) an entry maps one page, whatever the caller saw; with
+  // it a run ends with its translation page, so that one page write takes it back.
+  const std::uint64_t E = s.options.translation_page_entries;
+  length = s.options.consecutive ? static_cast<std::uint32_t>(std::min<std::uint64_t>(length, E - lpn.value % E)) : 1;
   // Cut the run short before the next cached LPN: the cached entry is newer than the
   // translation page the run was read from.
   if (s.ordered()) {
@@ -201,17 +218,27 @@ void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) 
 void EntryCache::set(Lpn lpn, std::uint32_t ppn) {
   State& s = *state_;
   const std::uint32_t slot = s.find_covering(lpn.value);
-  if (slot != kNoSlot && s.runs[slot].length == 1) {
+  const bool single = slot != kNoSlot && s.runs[slot].length == 1;
+  if (slot != kNoSlot && !single) s.cut_out(slot, lpn.value);
+  // The written page joins the dirty run it continues (a sequential write then costs one
+  // entry per translation page, not one per page), or keeps its own entry, or starts a new
+  // one. It never inherits the frequency of a run it left: that would copy the count into
+  // every page a sequential write splits off, and such pages would outrank everything read
+  // later. Joining a run refreshes its recency without counting an access to its pages.
+  if (const std::uint32_t run = s.continued_by(lpn.value, ppn); run != kNoSlot) {
+    if (single) {
+      s.order.erase(slot);
+      s.drop(slot);
+    }
+    ++s.runs[run].length;
+    s.order.refresh(run);
+  } else if (single) {
     s.runs[slot].ppn = ppn;
     s.mark_dirty(slot);
     s.order.touch(slot);
-    return;
+  } else {
+    s.order.insert_accessed(s.add(Run{lpn.value, ppn, 1, true}));
   }
-  if (slot != kNoSlot) s.cut_out(slot, lpn.value);
-  // The written page starts as a new entry. It never inherits the frequency of the run it
-  // left: that would copy the count into every page a sequential write splits off, and such
-  // pages would outrank everything read later.
-  s.order.insert_accessed(s.add(Run{lpn.value, ppn, 1, true}));
 }
 
 std::optional<CachedRun> EntryCache::victim() const {

@@ -7,7 +7,9 @@
 // maps lpn+i to ppn+i for every i in [0, n). A lookup hits any LPN inside a run. A new
 // mapping for an LPN inside a run splits the run into up to three entries (Algorithm 2, with
 // the range read as [LPN, LPN+n): the paper's test excludes both ends, an error noted in
-// DESIGN.md). Without `consecutive` (DFTL) every entry has n = 1.
+// DESIGN.md). Beyond the paper, a new mapping that continues the dirty run ending right
+// before it extends that run, so a sequential write leaves one entry, not one per page. A run
+// never crosses a translation page. Without `consecutive` (DFTL) every entry has n = 1.
 //
 // Budget: every entry costs `entry_bytes` whatever its run length; over_budget() says when
 // the FTL must evict. Eviction order is LFU with dynamic aging (CFTL; see eviction_order.h)
@@ -38,6 +40,7 @@ struct EntryCacheOptions {
   std::uint32_t entry_bytes = 8;  // DFTL: LPN + PPN; CFTL: + consecutive field and counter
   bool consecutive = false;
   EntryEviction eviction = EntryEviction::lru;
+  std::uint32_t translation_page_entries = 0;  // LPNs per translation page; required with `consecutive`
 };
 
 struct CachedRun {
@@ -63,7 +66,7 @@ class EntryCache {
 
   // Caches a clean run read from a translation page: lpn+i -> ppn+i for i in [0, length)
   // (length is 1 unless `consecutive`). Precondition: `lpn` is not cached; the run is cut
-  // short before the first LPN that is.
+  // short before the first LPN that is, and at the end of the translation page.
   void insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length);
   // Records the new mapping lpn -> ppn (dirty), splitting any run that covers `lpn`; inserts
   // it if `lpn` was not cached. May leave the cache over budget.

@@ -31,6 +31,14 @@ void EvictionOrder::touch(std::uint32_t slot) {
   link_tail(slot, to);
 }
 
+void EvictionOrder::refresh(std::uint32_t slot) {
+  const std::uint32_t bucket = links_[slot].bucket;
+  assert(bucket != kNone && "refreshing an entry that is not linked");
+  if (buckets_[bucket].tail == slot) return;
+  unlink(slot);  // the bucket still holds the entry after `slot`, so it stays
+  link_tail(slot, bucket);
+}
+
 void EvictionOrder::evict(std::uint32_t slot) {
   const std::uint32_t bucket = links_[slot].bucket;
   assert(bucket != kNone && "evicting an entry that is not linked");

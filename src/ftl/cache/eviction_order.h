@@ -44,10 +44,12 @@ class EvictionOrder {
   void insert_beside(std::uint32_t slot, std::uint32_t neighbour);
   // Counts an access to a linked entry.
   void touch(std::uint32_t slot);
+  // Makes a linked entry the most recently used of its frequency without counting an access.
+  void refresh(std::uint32_t slot);
   // Unlinks an evicted entry; evicting one of the least frequent (the victim, normally) raises
   // the age to its frequency.
   void evict(std::uint32_t slot);
-  // Unlinks an entry that leaves for another reason: the age stays.
+  // Unlinks an entry that leaves for another reason (merged into another, say): the age stays.
   void erase(std::uint32_t slot);
 
   // The entry to evict next; kNone when empty.
