@@ -16,7 +16,7 @@ do for [i=0:3] {
   file = sprintf("%s/service-%d.dat", results, i)
   if (system("test -f ".file." && echo yes") eq "yes") {
     set output sprintf("%s/service-%d.png", results, i)
-    set title sprintf("Normalised service time, RAM = %s of the touched footprint", word(labels, i + 1))
+    set title sprintf("Service time / static:50 (greedy GC), RAM = %s of the touched footprint", word(labels, i + 1))
     plot file using 2:xtic(1) title "tree", "" using 3 title "aps", "" using 4 title "best static"
   }
 }

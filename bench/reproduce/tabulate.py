@@ -35,7 +35,7 @@ def ram_policies(out, name, lines, dat_rows):
     for settings, c in configs(report):
         by[(settings["ram"], settings["ram-policy"])] = c
     sizes = sorted({k[0] for k in by}, key=lambda s: int(s.rstrip("K")))
-    lines.append(f"\n#### {name}: RAM policies (service time in s, normalised to static:50)\n")
+    lines.append(f"\n#### {name}: RAM policies, greedy GC (service time in s, normalised to static:50)\n")
     lines.append("| RAM | tree | aps | static:50 | best static | tree/static:50 | aps/static:50 | best/static:50 | mapping share tree / aps | buffer write hits tree / aps |")
     lines.append("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
     for i, size in enumerate(sizes):
@@ -77,7 +77,7 @@ def main():
         if not (out / f"{name}-ram.json").exists():
             continue
         sizes_by_workload[name] = ram_policies(out, name, lines, dat_rows)
-        simple_table(out, name, "mapping", "mapping", "mapping schemes (mapping cache only: RAM static:100)", [
+        simple_table(out, name, "mapping", "mapping", "mapping schemes (mapping cache only: RAM static:100), by GC policy", [
             ("mean service us", lambda c: f"{c['mean_service_us']:.1f}"),
             ("chip reads", lambda c: str(c["stats"]["chip_page_reads"])),
             ("translation reads", lambda c: str(c["stats"]["translation_page_reads"])),

@@ -142,14 +142,18 @@ Status FtlCore::erase_block(BlockNumber block) {
   return Status::ok();
 }
 
+std::uint64_t FtlCore::evictable_translation_blocks() const {
+  // The page scheme's map stays in RAM: only flushes and checkpoints write it back.
+  if (options_.mapping == format::MappingScheme::page) return 0;
+  return blocks_needed(Stream::translation, ram_->dirty_translation_pages());
+}
+
 Status FtlCore::ensure_free_blocks(std::uint64_t needed) {
   if (in_gc_) return Status::ok();  // GC's own writes draw on the reserve
-  // Dirty translation pages in RAM will take free blocks when they are written back (when the
-  // RAM budget is settled, at a flush, at a checkpoint): count them as already spent. GC's
-  // relocations dirty more of them, so the target is recomputed after every collection.
-  const auto target = [&] {
-    return kGcReserveBlocks + needed + blocks_needed(Stream::translation, ram_->dirty_translation_pages());
-  };
+  // Dirty translation pages that settling the RAM budget may write back will take free blocks
+  // at any request: count them as already spent. GC's relocations dirty more of them, so the
+  // target is recomputed after every collection.
+  const auto target = [&] { return kGcReserveBlocks + needed + evictable_translation_blocks(); };
   if (free_blocks() >= target()) return Status::ok();
   in_gc_ = true;
   // Each collection frees a block; bound the attempts so a full device fails instead of

@@ -94,8 +94,9 @@ class FtlCore final : public TranslationPages {
   // Blocks the `stream` frontier must open to take `pages` more pages.
   std::uint64_t blocks_needed(Stream stream, std::uint64_t pages) const;
   // Collects victims until `needed` free blocks are available beyond the GC reserve and the
-  // blocks that the dirty translation pages in RAM will take.
+  // blocks that dirty translation pages will take when the RAM budget forces them out.
   Status ensure_free_blocks(std::uint64_t needed);
+  std::uint64_t evictable_translation_blocks() const;
   // Before the first change to the chip after a checkpoint: write its marker.
   Status note_chip_change();
 
