@@ -2,7 +2,7 @@
 # service-N.png: service time of tree, APS and the best static split, normalised to static:50
 #   (JTL-like), per workload, at the N-th RAM size (1/32 .. 1/4 of the touched footprint), in
 #   the manner of the TreeFTL paper's Figures 4-5.
-# aps-share.png: APS's mapping share of the RAM along each replay, at the largest RAM size.
+# aps-share.png: APS's mapping partition (share of the RAM) along each replay, at the smallest RAM size.
 set terminal pngcairo size 900,480 font "DejaVu Sans,10"
 set style data histograms
 set style histogram clustered gap 1
@@ -22,7 +22,7 @@ do for [i=0:3] {
 }
 set style data lines
 set output sprintf("%s/aps-share.png", results)
-set title "APS: mapping share of the device RAM along the replay"
+set title "APS: the mapping partition's share of the device RAM along the replay (smallest RAM)"
 set xlabel "requests replayed"
 set ylabel "mapping share"
 set yrange [0:1]

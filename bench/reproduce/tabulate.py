@@ -49,10 +49,10 @@ def ram_policies(out, name, lines, dat_rows):
             f"| {tree['buffer_write_hit_ratio'] * 100:.1f}% / {aps['buffer_write_hit_ratio'] * 100:.1f}% |")
         dat_rows.setdefault(i, []).append(
             (name, service_s(tree) / base, service_s(aps) / base, service_s(by[(size, best)]) / base))
-    # APS's mapping share over time at the largest RAM size.
-    aps = by[(sizes[-1], "aps")]
+    # APS's mapping partition over time at the smallest RAM size, where both sides are full.
+    aps = by[(sizes[0], "aps")]
     with open(out / f"aps-share-{name}.dat", "w") as f:
-        for request, share in aps["mapping_share_series"]:
+        for request, share in aps["mapping_partition_series"]:
             f.write(f"{request} {share}\n")
     return sizes
 

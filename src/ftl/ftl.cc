@@ -121,7 +121,7 @@ Status Ftl::close() { return core_->close(); }
 FtlStats Ftl::stats() const { return core_->stats(); }
 Ftl::RamSplit Ftl::ram_split() const {
   const ram::RamUsage usage = core_->ram().usage();
-  return {usage.budget_bytes, usage.mapping_bytes, usage.buffer_bytes};
+  return {usage.budget_bytes, usage.mapping_bytes, usage.buffer_bytes, usage.mapping_partition_bytes};
 }
 const RecoveryReport& Ftl::recovery() const { return core_->recovery_report(); }
 

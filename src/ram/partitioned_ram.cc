@@ -116,6 +116,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     u.mapping_bytes = mapping_is_free_ ? 0 : mapping_->cache_bytes_used();
     u.buffer_bytes = buffer_.pages() * page_bytes_;
     u.ghost_bytes = ghost_reserve_;
+    u.mapping_partition_bytes = mapping_limit_;
     return u;
   }
 

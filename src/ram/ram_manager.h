@@ -33,6 +33,8 @@ struct RamUsage {
   std::uint64_t mapping_bytes = 0;  // cached mapping: entries, translation pages, CBMT
   std::uint64_t buffer_bytes = 0;   // buffered data pages
   std::uint64_t ghost_bytes = 0;    // APS's ghost caches
+  // What the policy gives mapping: its partition (aps, static) or, for tree, what it holds.
+  std::uint64_t mapping_partition_bytes = 0;
   std::uint64_t total() const { return mapping_bytes + buffer_bytes + ghost_bytes; }
 };
 

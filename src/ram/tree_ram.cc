@@ -222,6 +222,7 @@ class TreeRam final : public RamManager {
     u.budget_bytes = budget_;
     u.mapping_bytes = ctp_count_ * page_bytes_ + blocks_.bytes_used();
     u.buffer_bytes = cdp_count_ * page_bytes_;
+    u.mapping_partition_bytes = u.mapping_bytes;  // the split is whatever the tree holds
     return u;
   }
 

@@ -98,7 +98,7 @@ json configuration_json(const ConfigurationReport& c) {
   out["buffer_read_hit_ratio"] = ratio(r.stats.buffer_read_hits, r.stats.buffer_read_lookups);
   out["buffer_write_hit_ratio"] = ratio(r.stats.buffer_write_hits, r.stats.buffer_write_lookups);
   out["mean_mapping_share"] = r.stats.mean_mapping_share();
-  out["mapping_share_series"] = r.mapping_share;
+  out["mapping_partition_series"] = r.mapping_partition;
   out["ram_ns"] = r.stats.ram_ns;
   out["erases_per_block"] = spread(r.replay_erases);
   out["erases_per_block_since_format"] = spread(r.end_erases);

@@ -123,9 +123,9 @@ std::vector<Row> table_rows() {
          return ratio_text(r.stats.buffer_read_hits, r.stats.buffer_read_lookups) + " / " +
                 ratio_text(r.stats.buffer_write_hits, r.stats.buffer_write_lookups);
        }},
-      {"RAM mapping share mean / end",
+      {"RAM mapping used mean / partition end",
        [](C, R r) {
-         const double end = r.mapping_share.empty() ? 0.0 : r.mapping_share.back().second;
+         const double end = r.mapping_partition.empty() ? 0.0 : r.mapping_partition.back().second;
          return fmt::format("{:.1f}% / {:.1f}%", 100 * r.stats.mean_mapping_share(), 100 * end);
        }},
       {"RAM peak mapping / buffer",

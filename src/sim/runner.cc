@@ -160,9 +160,10 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       ++(r->is_read() ? result.reads : result.writes);
       if (++completed % sample_every == 0) {
         const Ftl::RamSplit split = device.ftl().ram_split();
-        result.mapping_share.emplace_back(completed, split.budget_bytes == 0 ? 0.0
-                                                     : static_cast<double>(split.mapping_bytes) /
-                                                           static_cast<double>(split.budget_bytes));
+        result.mapping_partition.emplace_back(completed, split.budget_bytes == 0
+                                                             ? 0.0
+                                                             : static_cast<double>(split.mapping_partition_bytes) /
+                                                                   static_cast<double>(split.budget_bytes));
       }
       if (flush_every != 0 && ++since_flush == flush_every) {
         since_flush = 0;

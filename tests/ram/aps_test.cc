@@ -91,6 +91,7 @@ TEST_CASE("aps: the ghost buffer is an LRU of evicted pages bounded by the missi
 TEST_CASE("aps: write hits in the ghost buffer grow the buffer", "[ram][aps]") {
   RamRig rig(format::RamPolicy::aps, 32 * 1024);
   const std::uint64_t start = rig.ram->usage().buffer_bytes;
+  const std::uint64_t start_partition = rig.ram->usage().mapping_partition_bytes;
   // Rewrite a working set a little larger than the buffer: evicted pages come back (ghost
   // buffer hits) while the mapping cache misses rarely.
   std::uint64_t version = 0;
@@ -104,6 +105,7 @@ TEST_CASE("aps: write hits in the ghost buffer grow the buffer", "[ram][aps]") {
     }
   }
   CHECK(rig.stats.aps_repartitions > 0);
+  CHECK(rig.ram->usage().mapping_partition_bytes < start_partition);
   CHECK(rig.ram->usage().total() <= rig.ram->usage().budget_bytes);
   // The partition limits moved towards the buffer: it now holds more than at the start.
   for (std::uint64_t lpn = 0; lpn < pages; ++lpn) rig.put(lpn, ++version);

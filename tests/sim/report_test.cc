@@ -108,7 +108,7 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
                           "mean response (us)",
                           "service time: chip / RAM",
                           "buffer hit ratio reads / writes",
-                          "RAM mapping share mean / end",
+                          "RAM mapping used mean / partition end",
                           "evicted data / entries / TPs",
                           "APS repartitions",
                           "sim speed, replay (req/s)",

@@ -92,6 +92,7 @@ class Ftl {
     std::uint64_t budget_bytes = 0;
     std::uint64_t mapping_bytes = 0;
     std::uint64_t buffer_bytes = 0;
+    std::uint64_t mapping_partition_bytes = 0;  // the policy's mapping partition (tree: what it holds)
   };
   RamSplit ram_split() const;
   const RecoveryReport& recovery() const;

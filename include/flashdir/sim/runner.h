@@ -43,9 +43,9 @@ struct RunResult {
   std::uint64_t response_ns = 0;
   std::uint64_t response_ns_max = 0;
   std::uint64_t simulated_ns = 0;  // simulated time the measured replay spanned
-  // The device RAM's mapping share (0..1) along the replay, about 256 samples:
-  // (requests replayed so far, share).
-  std::vector<std::pair<std::uint64_t, double>> mapping_share;
+  // The share (0..1) of the device RAM that the policy gives mapping (its partition; for tree,
+  // what it holds) along the replay, about 256 samples: (requests replayed so far, share).
+  std::vector<std::pair<std::uint64_t, double>> mapping_partition;
 
   // Before the replay.
   std::uint64_t prefill_requests = 0;
