@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "../ftl/layout.h"
+#include "bounded_list.h"
 #include "chip_scan.h"
 #include "damage_rule.h"
 #include "flashdir/cache_dir.h"
@@ -66,11 +67,6 @@ void check_catalog(const CacheDirPaths& paths, CheckReport& report) {
                                         copy->uuid.to_string(), copy->geometry.describe(),
                                         report.superblock.uuid.to_string(), report.superblock.geometry.describe()));
   }
-}
-
-// Appends `message` to `lines` unless `listed` already reached the limit (counted either way).
-void list(std::vector<std::string>& lines, std::size_t& listed, std::size_t limit, std::string message) {
-  if (listed++ < limit) lines.push_back(std::move(message));
 }
 
 // Turns the damage the chip scan finds into notes (what a power cut explains) and errors.

@@ -6,17 +6,13 @@
 #include "../ftl/checkpoint.h"
 #include "../ftl/layout.h"
 #include "../ftl/replay.h"
+#include "bounded_list.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/ftl/ftl.h"
 
 namespace flashdir {
 
 namespace {
-
-// Appends `message` to `errors` unless `listed` already reached the limit (counted either way).
-void list(std::vector<std::string>& errors, std::size_t& listed, std::size_t limit, std::string message) {
-  if (listed++ < limit) errors.push_back(std::move(message));
-}
 
 bool valid_at(const ftl::CheckpointState& checkpoint, Ppn page) {
   return (checkpoint.validity[page.value / 64] >> (page.value % 64)) & 1;

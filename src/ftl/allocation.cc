@@ -142,18 +142,18 @@ Status FtlCore::erase_block(BlockNumber block) {
   return Status::ok();
 }
 
-std::uint64_t FtlCore::evictable_translation_blocks() const {
+std::uint64_t FtlCore::translation_blocks_pending(TranslationRoom room) const {
   // The page scheme's map stays in RAM: only flushes and checkpoints write it back.
-  if (options_.mapping == format::MappingScheme::page) return 0;
+  if (room == TranslationRoom::evictable && options_.mapping == format::MappingScheme::page) return 0;
   return blocks_needed(Stream::translation, ram_->dirty_translation_pages());
 }
 
-Status FtlCore::ensure_free_blocks(std::uint64_t needed) {
+Status FtlCore::ensure_free_blocks(std::uint64_t needed, TranslationRoom room) {
   if (in_gc_) return Status::ok();  // GC's own writes draw on the reserve
-  // Dirty translation pages that settling the RAM budget may write back will take free blocks
-  // at any request: count them as already spent. GC's relocations dirty more of them, so the
-  // target is recomputed after every collection.
-  const auto target = [&] { return kGcReserveBlocks + needed + evictable_translation_blocks(); };
+  // Dirty translation pages will take free blocks when written back: count them as already
+  // spent. GC's relocations dirty more of them, so the target is recomputed after every
+  // collection.
+  const auto target = [&] { return kGcReserveBlocks + needed + translation_blocks_pending(room); };
   if (free_blocks() >= target()) return Status::ok();
   in_gc_ = true;
   // Each collection frees a block; bound the attempts so a full device fails instead of

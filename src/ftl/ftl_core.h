@@ -93,10 +93,13 @@ class FtlCore final : public TranslationPages {
   std::uint64_t free_blocks() const { return free_blocks_.size(); }
   // Blocks the `stream` frontier must open to take `pages` more pages.
   std::uint64_t blocks_needed(Stream stream, std::uint64_t pages) const;
+  // Which dirty translation pages the free space must also cover: those the RAM budget can
+  // force out at any request, or all of them (a flush or checkpoint writes them back).
+  enum class TranslationRoom { evictable, all };
   // Collects victims until `needed` free blocks are available beyond the GC reserve and the
-  // blocks that dirty translation pages will take when the RAM budget forces them out.
-  Status ensure_free_blocks(std::uint64_t needed);
-  std::uint64_t evictable_translation_blocks() const;
+  // blocks that the dirty translation pages in `room` will take.
+  Status ensure_free_blocks(std::uint64_t needed, TranslationRoom room = TranslationRoom::evictable);
+  std::uint64_t translation_blocks_pending(TranslationRoom room) const;
   // Before the first change to the chip after a checkpoint: write its marker.
   Status note_chip_change();
 

@@ -211,9 +211,7 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
 }
 
 Status FtlCore::write_back_mapping() {
-  // Room for every dirty page; ensure_free_blocks counts the evictable ones already.
-  FLASHDIR_TRY(ensure_free_blocks(blocks_needed(Stream::translation, ram_->dirty_translation_pages()) -
-                                  evictable_translation_blocks()));
+  FLASHDIR_TRY(ensure_free_blocks(0, TranslationRoom::all));
   if (Status s = ram_->write_back_all(); !s.is_ok()) return fail(s);
   unpersisted_trim_tpns_.clear();
   blocks_with_unpersisted_trims_.clear();

@@ -192,8 +192,10 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
       ++requests_since_consolidation_ >= g.pages_per_block) {
     if (auto lbn = ram_->consolidation_candidate()) {
       requests_since_consolidation_ = 0;
-      FLASHDIR_TRY(ensure_free_blocks(1));
-      if (ram_->wants_block_mapping(*lbn)) FLASHDIR_TRY(consolidate(*lbn));  // GC may have done it
+      // Optional work: a device too full to make the room skips it, and the read stands.
+      const Status room = ensure_free_blocks(1);
+      if (!room.is_ok() && room.code() != StatusCode::no_space) return room;
+      if (room.is_ok() && ram_->wants_block_mapping(*lbn)) FLASHDIR_TRY(consolidate(*lbn));  // GC may have done it
     }
   }
   FLASHDIR_TRY(settle());
@@ -228,14 +230,25 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
       ++ram_page_ops_;  // into RAM
     }
   } else {
-    std::vector<HostPage> pages(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      // A buffered copy is older: it must never reach flash after this write.
-      if (auto dropped = ram_->drop(first + i)) release(*dropped);
-      pages[i] = {first + i, version, keep_data ? data.subspan(i * page_bytes, page_bytes) : ConstByteSpan(), hint};
+    // A block's worth at a time, as program_host_pages goes. A buffered copy of a page is older
+    // and must never reach flash after this write: it is dropped once the page is programmed,
+    // so that if programming fails part-way the pages not yet written keep their acknowledged
+    // copy (nothing programs the buffer in between).
+    std::vector<HostPage> pages;
+    for (std::uint32_t done = 0; done < count;) {
+      const std::uint32_t n = std::min(count - done, layout_.geometry.pages_per_block);
+      pages.resize(n);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::size_t at = std::size_t{done + i} * page_bytes;
+        pages[i] = {first + done + i, version, keep_data ? data.subspan(at, page_bytes) : ConstByteSpan(), hint};
+      }
+      FLASHDIR_TRY(program_host_chunk(pages));
+      for (std::uint32_t i = 0; i < n; ++i) {
+        if (auto dropped = ram_->drop(first + done + i)) release(*dropped);
+      }
+      done += n;
     }
     stats_.bypass_write_pages += count;
-    FLASHDIR_TRY(program_host_pages(pages));
   }
   FLASHDIR_TRY(settle());
   ++stats_.write_requests;

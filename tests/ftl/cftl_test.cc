@@ -1,6 +1,7 @@
 // CFTL's conversions between page and block mapping, and the paper's stale-read bug.
 #include <catch2/catch.hpp>
 
+#include "../../src/ftl/ftl_core.h"
 #include "ftl_harness.h"
 
 using namespace flashdir;
@@ -153,11 +154,16 @@ TEST_CASE("cftl: GC consolidates a read-hot, write-cold logical block as its mod
   for (int i = 0; i < 4; ++i) REQUIRE_OK(ftl.read(Lpn(first), P, block));  // read-hot; written long ago
 
   // Garbage spread thinly over the other blocks until GC runs.
+  std::uint32_t first_victim_valid = 0;  // as greedy sees the block it will take first
   for (std::uint64_t n = 0; ftl.stats().gc_runs == 0; ++n) {
     REQUIRE(n < L);
+    const auto victim = ftl.core().gc_policy().select_victim(0);
+    REQUIRE(victim);
+    first_victim_valid = ftl.core().blocks().info(*victim).valid_pages;
     const std::uint64_t lpn = ((n + 1) * P + n / (L / P)) % L;
     if (lpn / P != kLbn) write(lpn, 1, 3);
   }
+  CHECK(first_victim_valid == held);  // the intended victim, whatever the mode decided
   const bool converted = mode == ConsolidationMode::eager || (mode == ConsolidationMode::gc && 2 * held >= P);
   CHECK(ftl.stats().conversions_to_block == (converted ? 1u : 0u));
   CHECK(ftl.stats().consolidation_copies == (converted ? P : 0u));

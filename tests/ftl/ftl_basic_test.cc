@@ -134,7 +134,7 @@ TEST_CASE("requests and flushes larger than the spare space succeed on a full de
 TEST_CASE("a flush writes back more translation pages than the GC reserve holds", "[ftl]") {
   // Translation-page writes draw on the GC reserve (three blocks): a flush that dirties more
   // than that must have GC make room first, or it fails with "no space" and stops the device.
-  const auto scheme = GENERATE(format::MappingScheme::cftl, format::MappingScheme::dftl);
+  const auto scheme = GENERATE(format::MappingScheme::cftl, format::MappingScheme::dftl, format::MappingScheme::page);
   const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
   INFO("scheme " << format::mapping_scheme_name(scheme) << ", RAM " << format::ram_policy_name(ram));
   const Geometry g = small_ftl_geometry(1024);
