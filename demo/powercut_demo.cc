@@ -97,17 +97,25 @@ int main(int argc, char** argv) {
   const CacheDirPaths paths(dir);
   auto sb = read_superblock_file(paths.superblock);
   if (!sb.is_ok()) return fail(sb.status());
-  const Geometry g = sb->superblock.geometry;
-  const FtlOptions options = ftl_options(sb->superblock);
+  format::Superblock superblock = sb->superblock;
+  // The superblock says whether the cache was shut down cleanly: in use from before the first
+  // change until the FTL is closed, as a power cut leaves it.
+  auto mark_clean_shutdown = [&](bool clean) {
+    superblock.clean_shutdown = clean;
+    return update_superblock_file(paths.superblock, superblock);
+  };
+  const Geometry g = superblock.geometry;
+  const FtlOptions options = ftl_options(superblock);
   SeededRandom random(seed);
   std::uint64_t durable = 0;  // the watermark last seen before the cut
   std::optional<Ledger> ledger;
   // Fill the logical space first, so that garbage collection runs when the power goes.
   {
+    if (Status s = mark_clean_shutdown(false); !s.is_ok()) return fail(s);
     auto store = open_image_store(paths.image, ImageAccess::read_write);
     if (!store.is_ok()) return fail(store.status());
     SimClock clock;
-    SimulatedChip chip(store.value(), sb->superblock.latency, clock);
+    SimulatedChip chip(store.value(), superblock.latency, clock);
     auto ftl = Ftl::open(chip, clock, options);
     if (!ftl.is_ok()) return fail(ftl.status());
     const std::uint64_t L = (*ftl)->logical_pages();
@@ -123,14 +131,16 @@ int main(int argc, char** argv) {
       }
     }
     if (Status s = (*ftl)->close(); !s.is_ok()) return fail(s);
+    if (Status s = mark_clean_shutdown(true); !s.is_ok()) return fail(s);
     durable = (*ftl)->durable_seq();
     fmt::print("filled the {} logical pages and closed cleanly\n", L);
   }
   {
+    if (Status s = mark_clean_shutdown(false); !s.is_ok()) return fail(s);
     auto store = open_image_store(paths.image, ImageAccess::read_write);
     if (!store.is_ok()) return fail(store.status());
     SimClock clock;
-    SimulatedChip chip(store.value(), sb->superblock.latency, clock);
+    SimulatedChip chip(store.value(), superblock.latency, clock);
     FaultPlan plan;
     plan.seed = seed;
     plan.cut_one_in = requests * 4;  // about half-way through the run, on average
@@ -181,7 +191,7 @@ int main(int argc, char** argv) {
   auto store = open_image_store(paths.image, ImageAccess::read_write);
   if (!store.is_ok()) return fail(store.status());
   SimClock clock;
-  SimulatedChip chip(store.value(), sb->superblock.latency, clock);
+  SimulatedChip chip(store.value(), superblock.latency, clock);
   auto ftl = Ftl::open(chip, clock, options);
   if (!ftl.is_ok()) return fail(ftl.status());
   const RecoveryReport& recovery = (*ftl)->recovery();
@@ -205,5 +215,6 @@ int main(int argc, char** argv) {
              "{} fell back to their durable write (allowed), {} lost\n",
              v.newer_came_back + v.fell_back + v.newer_lost, v.newer_came_back, v.fell_back, v.newer_lost);
   if (Status s = (*ftl)->close(); !s.is_ok()) return fail(s);
+  if (Status s = mark_clean_shutdown(true); !s.is_ok()) return fail(s);
   return v.durable_lost == 0 && v.newer_lost == 0 ? 0 : 2;
 }
