@@ -253,8 +253,8 @@ class TreeRam final : public RamManager {
     if (group.ctp_cached || whole_map_) return Status::ok();
     group.ctp.assign(layout_.entries_per_translation_page, ftl::kUnmappedPpn);
     FLASHDIR_TRY(pages_.read(group.tpn, group.ctp));
+    assert(!group.ctp_dirty && "only a cached translation page is dirty");  // dirty_ctp_count_ stays exact
     group.ctp_cached = true;
-    group.ctp_dirty = false;
     ++ctp_count_;
     // The CTP is the exact current mapping of its LPNs, so its layouts are facts.
     blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.ctp,
