@@ -6,9 +6,9 @@
 
 #include <map>
 
-#include "../src/ftl/cache/entry_cache.h"
-#include "../src/ftl/layout.h"
-#include "../src/ram/ram_manager.h"
+#include "ftl/mapcache/entry_cache.h"
+#include "ftl/layout.h"
+#include "ftl/ram/ram_manager.h"
 #include "flashdir/random.h"
 
 using namespace flashdir;

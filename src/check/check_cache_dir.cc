@@ -2,7 +2,7 @@
 #include <memory>
 #include <system_error>
 
-#include "../ftl/layout.h"
+#include "ftl/layout.h"
 #include "bounded_list.h"
 #include "chip_scan.h"
 #include "damage_rule.h"

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "../ftl/cache/entry_cache.h"
-#include "../ftl/checkpoint.h"
-#include "../ftl/layout.h"
-#include "../ftl/replay.h"
+#include "ftl/mapcache/entry_cache.h"
+#include "ftl/checkpoint.h"
+#include "ftl/layout.h"
+#include "ftl/replay.h"
 #include "bounded_list.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/ftl/ftl.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 
 namespace flashdir::ftl {
 namespace {

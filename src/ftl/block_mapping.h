@@ -15,7 +15,7 @@
 #include <set>
 #include <span>
 
-#include "cache/cbmt.h"
+#include "mapcache/cbmt.h"
 #include "flashdir/ftl/options.h"
 #include "flashdir/ftl/stats.h"
 #include "hot_cold_detector.h"

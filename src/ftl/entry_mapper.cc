@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "block_mapping.h"
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "mapper.h"
 
 namespace flashdir::ftl {

@@ -3,7 +3,7 @@
 #include <cassert>
 #include <numeric>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "ftl_core.h"
 
 namespace flashdir::ftl {

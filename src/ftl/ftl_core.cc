@@ -5,7 +5,7 @@
 #include <cassert>
 #include <fmt/format.h>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "flashdir/format.h"
 #include "translation_page.h"
 

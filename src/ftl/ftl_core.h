@@ -22,7 +22,7 @@
 #include "flashdir/nand/chip.h"
 #include "gc_policy.h"
 #include "layout.h"
-#include "../ram/ram_manager.h"
+#include "ftl/ram/ram_manager.h"
 #include "mapper.h"
 #include "replay.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "ftl_core.h"
 #include "replay.h"
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "flashdir/format.h"
 #include "ftl_core.h"
 #include "translation_page.h"

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <fmt/format.h>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "flashdir/format.h"
 #include "ftl_core.h"
 

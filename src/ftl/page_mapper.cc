@@ -1,7 +1,7 @@
 // The `page` scheme: the whole page map in RAM.
 #include <vector>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "mapper.h"
 
 namespace flashdir::ftl {

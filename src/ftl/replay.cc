@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "cache/entry_cache.h"
+#include "mapcache/entry_cache.h"
 #include "flashdir/format.h"
 #include "translation_page.h"
 

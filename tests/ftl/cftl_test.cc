@@ -1,7 +1,7 @@
 // CFTL's conversions between page and block mapping, and the paper's stale-read bug.
 #include <catch2/catch.hpp>
 
-#include "../../src/ftl/ftl_core.h"
+#include "ftl/ftl_core.h"
 #include "ftl_harness.h"
 
 using namespace flashdir;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "../../src/ftl/checkpoint.h"
-#include "../../src/ftl/ftl_core.h"
+#include "ftl/checkpoint.h"
+#include "ftl/ftl_core.h"
 #include "flashdir/format.h"
 
 namespace flashdir::testing {

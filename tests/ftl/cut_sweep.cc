@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "../../src/ftl/layout.h"
+#include "ftl/layout.h"
 #include "durability_check.h"
 
 namespace flashdir::testing {

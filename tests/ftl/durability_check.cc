@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "../../src/check/ftl_check.h"
-#include "../../src/ftl/ftl_core.h"
+#include "check/ftl_check.h"
+#include "ftl/ftl_core.h"
 #include "ftl_harness.h"
 
 namespace flashdir::testing {

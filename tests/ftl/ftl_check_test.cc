@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "../../src/ftl/checkpoint.h"
-#include "../../src/ftl/layout.h"
-#include "../../src/ftl/replay.h"
-#include "../../src/ftl/translation_page.h"
+#include "ftl/checkpoint.h"
+#include "ftl/layout.h"
+#include "ftl/replay.h"
+#include "ftl/translation_page.h"
 #include "durability_check.h"
 #include "ftl_harness.h"
 

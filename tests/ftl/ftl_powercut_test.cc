@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "../../src/ftl/layout.h"
+#include "ftl/layout.h"
 #include "chip_op_log.h"
 #include "durability_check.h"
 #include "ftl_harness.h"

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../../src/ftl/ftl_core.h"
+#include "ftl/ftl_core.h"
 #include "ftl_harness.h"
 
 namespace flashdir::testing {

@@ -3,7 +3,7 @@
 // the threshold on, write-cold once a whole aging period has gone by without a write to it.
 #include <catch2/catch.hpp>
 
-#include "../../src/ftl/hot_cold_detector.h"
+#include "ftl/hot_cold_detector.h"
 
 using flashdir::ftl::HotColdDetector;
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "../../src/ftl/ftl_core.h"
+#include "ftl/ftl_core.h"
 #include "scenario_steps.h"
 
 using namespace flashdir;

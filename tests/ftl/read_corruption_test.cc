@@ -4,8 +4,8 @@
 // FTL's re-reads (meant for transient bit flips) see it every time.
 #include <catch2/catch.hpp>
 
-#include "../../src/ftl/ftl_core.h"
-#include "../../src/ram/ram_manager.h"
+#include "ftl/ftl_core.h"
+#include "ftl/ram/ram_manager.h"
 #include "flashdir/nand/simulated_chip.h"
 #include "ftl_harness.h"
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "../../src/ftl/gc_policy.h"
+#include "ftl/gc_policy.h"
 
 namespace flashdir::ftl::testing {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../src/ftl/gc/lri_lists.h"
+#include "ftl/gc/lri_lists.h"
 #include "gc_rig.h"
 
 using namespace flashdir;

@@ -2,9 +2,9 @@
 // flush, and repartitioning that follows the ghosts.
 #include <catch2/catch.hpp>
 
-#include "../../src/ram/aps_model.h"
-#include "../../src/ram/ghost_bitmap.h"
-#include "../../src/ram/ghost_buffer.h"
+#include "ftl/ram/aps_model.h"
+#include "ftl/ram/ghost_bitmap.h"
+#include "ftl/ram/ghost_buffer.h"
 #include "ram_rig.h"
 
 using namespace flashdir;

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "../../src/ftl/cache/entry_cache.h"
-#include "../../src/ftl/layout.h"
-#include "../../src/ram/ram_manager.h"
-#include "../../src/ram/ram_policies.h"
+#include "ftl/mapcache/entry_cache.h"
+#include "ftl/layout.h"
+#include "ftl/ram/ram_manager.h"
+#include "ftl/ram/ram_policies.h"
 
 namespace flashdir::testing {
 

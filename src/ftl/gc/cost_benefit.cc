@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "../gc_policy.h"
+#include "ftl/gc_policy.h"
 #include "policies.h"
 
 namespace flashdir::ftl {

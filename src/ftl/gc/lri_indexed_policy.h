@@ -4,7 +4,7 @@
 
 #include <cassert>
 
-#include "../gc_policy.h"
+#include "ftl/gc_policy.h"
 #include "lri_lists.h"
 
 namespace flashdir::ftl {

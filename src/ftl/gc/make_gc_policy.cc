@@ -1,6 +1,6 @@
 #include <cassert>
 
-#include "../gc_policy.h"
+#include "ftl/gc_policy.h"
 #include "policies.h"
 
 namespace flashdir::ftl {

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "../gc_policy.h"
+#include "ftl/gc_policy.h"
 
 namespace flashdir::ftl {
 

@@ -16,8 +16,8 @@
 #include <span>
 #include <vector>
 
-#include "../ftl/layout.h"
-#include "../ftl/mapper.h"
+#include "ftl/layout.h"
+#include "ftl/mapper.h"
 #include "buffered_page.h"
 #include "flashdir/ftl/options.h"
 #include "flashdir/ftl/stats.h"

@@ -1,4 +1,4 @@
-// Internal to src/ram: the factories of the policies.
+// Internal to src/ftl/ram: the factories of the policies.
 #pragma once
 
 #include <memory>

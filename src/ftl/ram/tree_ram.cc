@@ -14,8 +14,8 @@
 #include <limits>
 #include <set>
 
-#include "../ftl/block_mapping.h"
-#include "../ftl/cache/entry_cache.h"
+#include "ftl/block_mapping.h"
+#include "ftl/mapcache/entry_cache.h"
 #include "ram_manager.h"
 #include "ram_policies.h"
 

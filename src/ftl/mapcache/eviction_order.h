@@ -1,6 +1,6 @@
 // The eviction order of a cache whose entries live in slots (small integers) owned by the
 // cache: LRU, or LFU with dynamic aging and ties broken by least recent use. Internal to
-// src/ftl/cache.
+// src/ftl/mapcache.
 //
 // Every operation is O(1), using the LFU scheme of Shah, Mitra and Matani ("An O(1)
 // algorithm for implementing the LFU cache eviction scheme", 2010): entries of equal

@@ -1,7 +1,7 @@
 // Cbmt: CFTL's cached block mapping table (LRU-bounded lbn -> physical block).
 #include <catch2/catch.hpp>
 
-#include "../../src/ftl/cache/cbmt.h"
+#include "ftl/mapcache/cbmt.h"
 
 using namespace flashdir;
 using namespace flashdir::ftl;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <ostream>
 
-#include "../../src/ftl/cache/entry_cache.h"
+#include "ftl/mapcache/entry_cache.h"
 
 namespace flashdir::ftl {
 
