@@ -513,6 +513,38 @@ TEST_CASE("fsck rebuilds a mapping whose translation page is damaged", "[tools]"
              Catch::Contains(fmt::format("error: damaged page {} ", ppn)) && Catch::Contains("0 mismatches"));
 }
 
+TEST_CASE("a superblock whose over-provisioning differs from the checkpoint's is refused, never rebuilt", "[tools]") {
+  // Issue 8, item 4: fsck laid the FTL out from the superblock, the FTL from its checkpoint;
+  // -n overflowed a buffer and -y rebuilt with fewer logical pages, dropping data.
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M --op 10").exit_code == 0);
+  write_through_ftl(dir, 500, FaultPlan::kNever);
+  const CacheDirPaths paths(dir);
+  format::Superblock sb = read_superblock_file(paths.superblock)->superblock;
+  sb.overprovision_permille = 200;
+  REQUIRE(write_superblock_file(paths.superblock, sb).is_ok());
+
+  for (const char* mode : {"-n", "-y"}) {
+    const auto checked = fsck(std::string(mode) + " " + quoted(dir));
+    INFO(mode << ": " << checked.output);
+    CHECK(checked.exit_code == 4);
+    CHECK_THAT(checked.output, Catch::Contains("over-provisioning differs") && Catch::Contains("100 per mille") &&
+                                   Catch::Contains("the superblock records 200 per mille"));
+    CHECK_THAT(checked.output, !Catch::Contains("rebuilt"));
+  }
+  CacheChip cache(dir, ImageAccess::read_write);
+  const auto opened = Ftl::open(cache.chip, cache.clock, options_of(dir, kSmallRamBytes));
+  REQUIRE_FALSE(opened.is_ok());
+  CHECK_THAT(opened.status().message(), Catch::Contains("over-provisioning differs"));
+  // With the format's over-provisioning everything is still there.
+  FtlOptions right = options_of(dir, kSmallRamBytes);
+  right.overprovision_permille = 100;
+  const auto reopened = Ftl::open(cache.chip, cache.clock, right);
+  INFO(reopened.status().to_string());
+  CHECK(reopened.is_ok());
+}
+
 TEST_CASE("mkfs --ram 0 makes a cache whose FTL works without device RAM", "[tools]") {
   // FtlOptions accept any budget, so mkfs does too: with none, nothing is buffered and every
   // lookup reads its translation page.

@@ -46,6 +46,11 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
     report.errors.push_back(fmt::format("FTL: {}", loaded.status().message()));
     return true;
   }
+  if (Status s = ftl::check_checkpoint_layout(loaded->state, *layout, "the superblock records"); !s.is_ok()) {
+    // Which of the two is wrong cannot be told; a rebuild would pick one layout and lose data.
+    report.errors.push_back(fmt::format("FTL layout: {}; fsck does not rebuild across layouts", s.message()));
+    return false;
+  }
   FtlCheckSummary& summary = report.ftl;
   summary.checked = true;
   summary.checkpoint_generation = loaded->state.generation;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "block_table.h"
@@ -33,6 +34,10 @@ struct CheckpointState {
 
 std::vector<std::uint8_t> encode_checkpoint(const CheckpointState& state, const FtlLayout& layout);
 Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& layout);
+// Whether a decoded checkpoint was written for `layout` (over-provisioning, logical pages);
+// the message names the field that differs and says where the layout came from through
+// `layout_source` ("the options ask for"). Nothing may use a checkpoint that fails this.
+Status check_checkpoint_layout(const CheckpointState& state, const FtlLayout& layout, std::string_view layout_source);
 
 inline constexpr std::uint32_t kMarkerPageIndex = 0xFFFFFFFFu;  // OOB aux of the marker page
 

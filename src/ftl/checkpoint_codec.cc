@@ -83,6 +83,18 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
     return Status::corruption(fmt::format("checkpoint was written for {} pages per block, the chip has {}",
                                           pages_per_block, g.pages_per_block));
   }
+  // Counts are checked against what the slot was sized for before any arithmetic uses them:
+  // a damaged count must neither wrap a size computation nor make a table huge.
+  if (state.logical_pages == 0 || state.logical_pages > g.page_count()) {
+    return Status::corruption(fmt::format("checkpoint records {} logical pages on a chip of {} pages",
+                                          state.logical_pages, g.page_count()));
+  }
+  const std::uint64_t gtd_needed =
+      (state.logical_pages + layout.entries_per_translation_page - 1) / layout.entries_per_translation_page;
+  if (gtd_entries != gtd_needed) {
+    return Status::corruption(fmt::format("checkpoint records {} GTD entries, its {} logical pages need {}",
+                                          gtd_entries, state.logical_pages, gtd_needed));
+  }
   const std::uint64_t expected =
       kHeaderSize + 4 * gtd_entries + kBlockRecordSize * g.block_count + 8 * bitmap_words(g);
   if (size != expected || size > bytes.size()) {
@@ -118,6 +130,24 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
     state.blocks[block].valid_pages = valid;
   }
   return state;
+}
+
+Status check_checkpoint_layout(const CheckpointState& state, const FtlLayout& layout, std::string_view layout_source) {
+  if (state.overprovision_permille != layout.overprovision_permille) {
+    return Status::invalid_argument(fmt::format(
+        "over-provisioning differs: checkpoint {} was written with {} per mille, {} {} per mille (the layout "
+        "depends on it: {} logical pages against {})",
+        state.generation, state.overprovision_permille, layout_source, layout.overprovision_permille,
+        state.logical_pages, layout.logical_pages));
+  }
+  if (state.logical_pages != layout.logical_pages || state.gtd.size() != layout.translation_pages) {
+    return Status::invalid_argument(fmt::format(
+        "logical pages differ: checkpoint {} describes {} logical pages in {} translation pages, the layout for {} "
+        "per mille over-provisioning has {} and {}",
+        state.generation, state.logical_pages, state.gtd.size(), layout.overprovision_permille, layout.logical_pages,
+        layout.translation_pages));
+  }
+  return Status::ok();
 }
 
 }  // namespace flashdir::ftl

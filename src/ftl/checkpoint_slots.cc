@@ -7,7 +7,8 @@
 namespace flashdir::ftl {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+// Safe for any `a`: checkpoint sizes come from the medium.
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // The verified OOB record of a page, or why it has none.
 Result<format::OobRecord> verified_record(ConstByteSpan data, ConstByteSpan oob) {

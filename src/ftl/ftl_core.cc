@@ -77,16 +77,8 @@ Status FtlCore::open() {
     for (const auto& p : problems) detail += "; " + p;
     return Status::corruption("no valid FTL checkpoint on the chip (not formatted for an FTL?)" + detail);
   }
-  if (loaded->state.overprovision_permille != layout_.overprovision_permille) {
-    auto layout = FtlLayout::compute(layout_.geometry, loaded->state.overprovision_permille);
-    if (!layout.is_ok()) return layout.status();
-    layout_ = layout.value();  // slots_ refers to layout_; the slot area does not depend on it
-    gtd_.assign(layout_.translation_pages, kUnmappedPpn);
-  }
-  if (loaded->state.logical_pages != layout_.logical_pages || loaded->state.gtd.size() != layout_.translation_pages) {
-    return Status::corruption(fmt::format("checkpoint describes {} logical pages, the layout {}",
-                                          loaded->state.logical_pages, layout_.logical_pages));
-  }
+  // Opening with another layout would misread every table (and a rebuild would drop data).
+  FLASHDIR_TRY(check_checkpoint_layout(loaded->state, layout_, "the options ask for"));
   recovery_ = RecoveryReport{};
   recovery_.checkpoint_generation = loaded->state.generation;
   recovery_.steps.push_back(fmt::format("load checkpoint {} from slot {}: {:.3f} ms", loaded->state.generation,

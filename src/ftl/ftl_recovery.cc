@@ -23,6 +23,8 @@ Status FtlCore::rebuild_from_scan() {
   recovery_ = RecoveryReport{};
   // The new checkpoint goes after whatever valid one the slots still hold.
   if (auto loaded = slots_.load_newest(); loaded.is_ok()) {
+    // A valid checkpoint says how the FTL was laid out: never rebuild with another layout.
+    FLASHDIR_TRY(check_checkpoint_layout(loaded->state, layout_, "the options ask for"));
     checkpoint_slot_ = loaded->slot;
     checkpoint_generation_ = loaded->state.generation;
   } else {

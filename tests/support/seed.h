@@ -9,6 +9,9 @@ namespace flashdir::testing {
 
 // The seed to use: FLASHDIR_TEST_SEED if set, else `fallback`.
 std::uint64_t test_seed(std::uint64_t fallback);
+// A count a long test loops over: the environment variable `name` if set, else `fallback` (the
+// CI default, kept small; e.g. FLASHDIR_FUZZ_ITERATIONS=1000000 for a long run by hand).
+std::uint64_t env_count(const char* name, std::uint64_t fallback);
 // "FLASHDIR_TEST_SEED=<seed> <test binary> '<test name>'": paste it to replay a failure.
 std::string replay_command(std::uint64_t seed);
 
