@@ -29,9 +29,10 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
   if (report.ftl.checked) {
     const auto& ftl = report.ftl;
     fmt::print(
-        "  FTL       checkpoint {} ({}), {} of {} logical pages mapped, {} pages rolled forward, {} mismatches\n",
+        "  FTL       checkpoint {} ({}), {} of {} logical pages mapped, {} lost, {} pages rolled forward, {} "
+        "mismatches\n",
         ftl.checkpoint_generation, ftl.checkpoint_clean ? "clean" : "changed since", ftl.mapped_pages,
-        ftl.logical_pages, ftl.rolled_forward_pages, ftl.mismatches);
+        ftl.logical_pages, ftl.lost_lpns, ftl.rolled_forward_pages, ftl.mismatches);
   }
   for (const auto& note : report.notes) fmt::print("  note: {}\n", note);
   for (const auto& repair : report.repairs) fmt::print("  repaired: {}\n", repair);

@@ -39,6 +39,7 @@ struct FtlCheckSummary {
   std::uint64_t mapped_pages = 0;       // LPNs holding data
   std::uint64_t rolled_forward_pages = 0;  // pages programmed after the checkpoint
   std::uint64_t mismatches = 0;         // LPNs where checkpoint + roll-forward and a full scan disagree
+  std::uint64_t lost_lpns = 0;          // LPNs whose data is lost (they read as errors until rewritten)
 };
 
 struct CheckReport {

@@ -14,6 +14,12 @@ namespace flashdir {
 
 namespace {
 
+std::string describe_entry(std::uint32_t ppn) {
+  if (ppn == ftl::kUnmappedPpn) return "nothing";
+  if (ppn == ftl::kLostPpn) return "lost data";
+  return fmt::format("page {}", ppn);
+}
+
 bool valid_at(const ftl::CheckpointState& checkpoint, Ppn page) {
   return (checkpoint.validity[page.value / 64] >> (page.value % 64)) & 1;
 }
@@ -80,13 +86,21 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
   std::vector<bool> claimed(g.page_count(), false);
   std::vector<std::uint32_t> valid(g.block_count, 0);
   const std::uint64_t errors_before = report.errors.size();
+  std::size_t lost_listed = 0;
   for (std::uint64_t lpn = 0; lpn < a.size(); ++lpn) {
     if (a[lpn] != b[lpn]) {
       ++summary.mismatches;
       list(report.errors, listed, limit,
            fmt::format("LPN {}: the checkpoint and roll-forward map it to {}, a full scan to {}", lpn,
-                       a[lpn] == ftl::kUnmappedPpn ? std::string("nothing") : fmt::format("page {}", a[lpn]),
-                       b[lpn] == ftl::kUnmappedPpn ? std::string("nothing") : fmt::format("page {}", b[lpn])));
+                       describe_entry(a[lpn]), describe_entry(b[lpn])));
+    }
+    if (a[lpn] == ftl::kLostPpn) {
+      ++summary.lost_lpns;
+      list(report.notes, lost_listed, limit,
+           fmt::format("LPN {} is lost: its data failed verification or vanished; it reads as an error until "
+                       "written or trimmed",
+                       lpn));
+      continue;
     }
     if (a[lpn] == ftl::kUnmappedPpn) continue;
     ++summary.mapped_pages;
@@ -146,6 +160,7 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
     }
   }
   if (listed > limit) report.errors.push_back(fmt::format("... and {} more FTL errors", listed - limit));
+  if (lost_listed > limit) report.notes.push_back(fmt::format("... and {} more lost LPNs", lost_listed - limit));
   return report.errors.size() > errors_before;
 }
 

@@ -90,7 +90,7 @@ void BlockMapping::register_aligned(std::uint64_t first_lpn, std::span<const std
     const std::uint64_t lbn = (first_lpn + offset) / P;
     if ((lbn + 1) * P > layout_.logical_pages || !wants(lbn) || overridden(lbn)) continue;
     const std::uint32_t start = entries[offset];
-    if (start == kUnmappedPpn || start % P != 0) continue;
+    if (!is_physical(start) || start % P != 0) continue;
     bool aligned = true;
     for (std::uint32_t i = 1; i < P && aligned; ++i) aligned = entries[offset + i] == start + i;
     if (!aligned) continue;

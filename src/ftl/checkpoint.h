@@ -30,6 +30,7 @@ struct CheckpointState {
   std::vector<std::uint32_t> gtd;        // translation page number -> PPN (kUnmappedPpn: never written)
   std::vector<BlockInfo> blocks;         // valid_pages is recomputed from `validity` on decode
   std::vector<std::uint64_t> validity;   // one bit per physical page
+  std::vector<std::uint64_t> lost;       // one bit per logical page: lost (doc/ftl.md, "Lost pages")
 };
 
 std::vector<std::uint8_t> encode_checkpoint(const CheckpointState& state, const FtlLayout& layout);

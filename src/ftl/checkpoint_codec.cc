@@ -1,4 +1,5 @@
 // Encoding of CheckpointState (doc/format.md, "Checkpoint").
+#include <cassert>
 #include <fmt/format.h>
 
 #include "checkpoint.h"
@@ -9,22 +10,28 @@ namespace flashdir::ftl {
 namespace {
 
 constexpr std::uint64_t kCheckpointMagic = 0x3154504B48434446ULL;  // "FDCHKPT1" in LE
+// Version 2 added the lost-LPN bitmap; version 1 checkpoints are refused.
+constexpr std::uint32_t kCheckpointVersion = 2;
 constexpr std::size_t kHeaderSize = 96;
 constexpr std::size_t kBlockRecordSize = 18;
 constexpr std::size_t kHeaderChecksumOffset = 88;
 
 std::uint64_t bitmap_words(const Geometry& g) { return (g.page_count() + 63) / 64; }
+std::uint64_t lost_words(std::uint64_t logical_pages) { return (logical_pages + 63) / 64; }
 
 }  // namespace
 
 std::uint64_t checkpoint_bytes_bound(const Geometry& geometry, std::uint64_t translation_pages) {
-  return kHeaderSize + 4 * translation_pages + kBlockRecordSize * geometry.block_count + 8 * bitmap_words(geometry);
+  // The lost bitmap has a bit per logical page, and there are fewer of those than pages.
+  return kHeaderSize + 4 * translation_pages + kBlockRecordSize * geometry.block_count + 8 * bitmap_words(geometry) +
+         8 * lost_words(geometry.page_count());
 }
 
 std::vector<std::uint8_t> encode_checkpoint(const CheckpointState& state, const FtlLayout& layout) {
   const Geometry& g = layout.geometry;
-  const std::uint64_t size =
-      kHeaderSize + 4 * state.gtd.size() + kBlockRecordSize * state.blocks.size() + 8 * state.validity.size();
+  assert(state.lost.size() == lost_words(state.logical_pages));
+  const std::uint64_t size = kHeaderSize + 4 * state.gtd.size() + kBlockRecordSize * state.blocks.size() +
+                             8 * state.validity.size() + 8 * state.lost.size();
   std::vector<std::uint8_t> bytes(size);
   LittleEndianWriter body(ByteSpan(bytes).subspan(kHeaderSize));
   for (std::uint32_t ppn : state.gtd) body.u32(ppn);
@@ -35,10 +42,11 @@ std::vector<std::uint8_t> encode_checkpoint(const CheckpointState& state, const 
     body.u64(b.last_invalidation_time);
   }
   for (std::uint64_t word : state.validity) body.u64(word);
+  for (std::uint64_t word : state.lost) body.u64(word);
 
   LittleEndianWriter h(ByteSpan(bytes).first(kHeaderSize));
   h.u64(kCheckpointMagic);
-  h.u32(format::kFormatVersion);
+  h.u32(kCheckpointVersion);
   h.u32(static_cast<std::uint32_t>(kHeaderSize));
   h.u64(state.generation);
   h.u64(state.next_sequence);
@@ -60,7 +68,7 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
   if (bytes.size() < kHeaderSize) return Status::corruption("checkpoint is shorter than its header");
   LittleEndianReader h(bytes.first(kHeaderSize));
   if (h.u64() != kCheckpointMagic) return Status::corruption("checkpoint has a bad magic number");
-  if (const auto version = h.u32(); version != format::kFormatVersion) {
+  if (const auto version = h.u32(); version != kCheckpointVersion) {
     return Status::corruption(fmt::format("checkpoint has format version {}", version));
   }
   if (h.u32() != kHeaderSize) return Status::corruption("checkpoint header has the wrong size");
@@ -95,8 +103,8 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
     return Status::corruption(fmt::format("checkpoint records {} GTD entries, its {} logical pages need {}",
                                           gtd_entries, state.logical_pages, gtd_needed));
   }
-  const std::uint64_t expected =
-      kHeaderSize + 4 * gtd_entries + kBlockRecordSize * g.block_count + 8 * bitmap_words(g);
+  const std::uint64_t expected = kHeaderSize + 4 * gtd_entries + kBlockRecordSize * g.block_count +
+                                 8 * bitmap_words(g) + 8 * lost_words(state.logical_pages);
   if (size != expected || size > bytes.size()) {
     return Status::corruption(fmt::format("checkpoint records {} bytes, its tables need {}", size, expected));
   }
@@ -121,6 +129,8 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
   }
   state.validity.resize(bitmap_words(g));
   for (auto& word : state.validity) word = body.u64();
+  state.lost.resize(lost_words(state.logical_pages));
+  for (auto& word : state.lost) word = body.u64();
   for (std::uint64_t block = 0; block < g.block_count; ++block) {
     std::uint32_t valid = 0;
     for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {

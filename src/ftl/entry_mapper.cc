@@ -53,7 +53,7 @@ class EntryMapper final : public Mapper {
     if (cftl_) {
       // The consecutive field: how many following LPNs map to the following PPNs.
       while (index + length < buffer_.size() && first + index + length < layout_.logical_pages &&
-             buffer_[index + length] == (ppn == kUnmappedPpn ? kUnmappedPpn : ppn + length)) {
+             buffer_[index + length] == run_entry(ppn, length)) {
         ++length;
       }
       blocks_.register_aligned(first, buffer_, [this](std::uint64_t lbn) {
@@ -125,7 +125,7 @@ class EntryMapper final : public Mapper {
     if (observer_ != nullptr && !dirty.empty()) observer_->wrote_back(dirty.size());
     for (const CachedRun& run : dirty) {
       for (std::uint32_t i = 0; i < run.length; ++i) {
-        entries[run.lpn.value - first.value + i] = run.ppn == kUnmappedPpn ? kUnmappedPpn : run.ppn + i;
+        entries[run.lpn.value - first.value + i] = run_entry(run.ppn, i);
       }
     }
   }

@@ -124,5 +124,12 @@ Ftl::RamSplit Ftl::ram_split() const {
   return {usage.budget_bytes, usage.mapping_bytes, usage.buffer_bytes, usage.mapping_partition_bytes};
 }
 const RecoveryReport& Ftl::recovery() const { return core_->recovery_report(); }
+std::vector<Lpn> Ftl::lost_lpns() const {
+  std::vector<Lpn> lost;
+  lost.reserve(core_->lost_lpns().size());
+  for (std::uint64_t lpn : core_->lost_lpns()) lost.emplace_back(lpn);
+  return lost;
+}
+std::vector<Lpn> Ftl::take_newly_lost_lpns() { return core_->take_newly_lost_lpns(); }
 
 }  // namespace flashdir

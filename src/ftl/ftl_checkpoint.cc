@@ -1,5 +1,6 @@
 // Taking and writing checkpoints, and restoring the FTL's RAM state from one.
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <numeric>
 
@@ -20,6 +21,8 @@ CheckpointState FtlCore::snapshot() const {
   state.blocks.reserve(blocks_.block_count());
   for (std::uint64_t b = 0; b < blocks_.block_count(); ++b) state.blocks.push_back(blocks_.info(BlockNumber(b)));
   state.validity = blocks_.validity_words();
+  state.lost.assign((layout_.logical_pages + 63) / 64, 0);
+  for (std::uint64_t lpn : lost_lpns_) state.lost[lpn / 64] |= std::uint64_t{1} << (lpn % 64);
   return state;
 }
 
@@ -50,6 +53,12 @@ void FtlCore::restore(const CheckpointState& state) {
   write_sequence_ = state.write_sequence;
   durable_sequence_ = state.write_sequence;
   host_time_ = state.host_time;
+  lost_lpns_.clear();
+  for (std::uint64_t w = 0; w < state.lost.size(); ++w) {
+    for (std::uint64_t bits = state.lost[w]; bits != 0; bits &= bits - 1) {
+      lost_lpns_.insert(w * 64 + static_cast<std::uint64_t>(std::countr_zero(bits)));
+    }
+  }
 }
 
 void FtlCore::rebuild_policy_and_free_list() {

@@ -178,6 +178,24 @@ Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Lost pages
+
+void FtlCore::note_lost(Lpn lpn) {
+  lost_lpns_.insert(lpn.value);
+  newly_lost_lpns_.insert(lpn.value);
+}
+
+std::vector<Lpn> FtlCore::take_newly_lost_lpns() {
+  std::vector<Lpn> lost;
+  lost.reserve(newly_lost_lpns_.size());
+  for (std::uint64_t lpn : newly_lost_lpns_) {
+    if (lost_lpns_.count(lpn) != 0) lost.emplace_back(lpn);  // not rewritten since
+  }
+  newly_lost_lpns_.clear();
+  return lost;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Stats
 
 FtlStats FtlCore::stats() const {

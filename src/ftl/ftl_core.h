@@ -64,6 +64,8 @@ class FtlCore final : public TranslationPages {
   std::uint64_t durable_sequence() const { return durable_sequence_; }
   FtlStats stats() const;
   const RecoveryReport& recovery_report() const { return recovery_; }
+  const std::set<std::uint64_t>& lost_lpns() const { return lost_lpns_; }
+  std::vector<Lpn> take_newly_lost_lpns();
   const FtlLayout& layout() const { return layout_; }
 
   // TranslationPages, for the mapper.
@@ -102,6 +104,12 @@ class FtlCore final : public TranslationPages {
   std::uint64_t translation_blocks_pending(TranslationRoom room) const;
   // Before the first change to the chip after a checkpoint: write its marker.
   Status note_chip_change();
+
+  // ---- lost pages: ftl_core.cc (doc/ftl.md, "Lost pages")
+  // Records that `lpn`'s data is gone; the caller maps it to kLostPpn.
+  void note_lost(Lpn lpn);
+  // `lpn` was mapped to kLostPpn and is being written or trimmed.
+  void note_replaced_lost(Lpn lpn) { lost_lpns_.erase(lpn.value); }
 
   // ---- garbage collection: gc.cc
   Status collect(BlockNumber victim);
@@ -182,6 +190,10 @@ class FtlCore final : public TranslationPages {
   // holding a page invalidated by such a trim must not be erased before that (doc/ftl.md).
   std::set<std::uint64_t> unpersisted_trim_tpns_;
   std::set<std::uint64_t> blocks_with_unpersisted_trims_;
+
+  // LPNs mapped to kLostPpn, and those of them not yet handed out by take_newly_lost_lpns().
+  std::set<std::uint64_t> lost_lpns_;
+  std::set<std::uint64_t> newly_lost_lpns_;
 
   bool in_gc_ = false;
   std::uint64_t requests_since_consolidation_ = 0;

@@ -31,7 +31,9 @@ Status FtlCore::rebuild_from_scan() {
     checkpoint_slot_ = 1;
     checkpoint_generation_ = 0;
   }
-  auto replayed = replay_mapping(chip_, layout_, nullptr);
+  ReplayOptions scan_everything;
+  scan_everything.record_page_owners = true;  // adopt() verifies every mapping against it
+  auto replayed = replay_mapping(chip_, layout_, nullptr, scan_everything);
   if (!replayed.is_ok()) return fail(replayed.status());
   return adopt(std::move(replayed).value(), nullptr, 0, started);
 }
@@ -88,13 +90,26 @@ Status FtlCore::adopt(Replayed r, const CheckpointState* base, std::uint64_t che
     blocks_.mark_valid(page);
     return true;
   };
+  // A mapping whose page is gone, or (after a full scan, which knows every page's owner) does
+  // not hold its LPN, loses that LPN: it must read as an error, never as zeros (doc/ftl.md).
+  auto holds = [&](std::uint64_t lpn, std::uint32_t ppn) {
+    if (r.page_owner.empty() || ppn >= r.page_owner.size() || r.page_owner[ppn] == lpn) return true;
+    ++recovery_.unverified_mappings;
+    return false;
+  };
   std::vector<std::uint64_t> dirty = r.dirty_tpns;
+  lost_lpns_.clear();
   for (std::uint64_t lpn = 0; lpn < r.map.size(); ++lpn) {
-    if (r.map[lpn] != kUnmappedPpn && !claim(r.map[lpn])) {
-      r.map[lpn] = kUnmappedPpn;
+    if (is_physical(r.map[lpn]) && !(holds(lpn, r.map[lpn]) && claim(r.map[lpn]))) {
+      r.map[lpn] = kLostPpn;
       dirty.push_back(layout_.tpn_of(Lpn(lpn)));
     }
+    if (r.map[lpn] != kLostPpn) continue;
+    lost_lpns_.insert(lpn);
+    const bool lost_before = base != nullptr && ((base->lost[lpn / 64] >> (lpn % 64)) & 1);
+    if (!lost_before) newly_lost_lpns_.insert(lpn);
   }
+  recovery_.lost_lpns = lost_lpns_.size();
   for (std::uint64_t tpn = 0; tpn < gtd_.size(); ++tpn) {
     if (gtd_[tpn] != kUnmappedPpn && !claim(gtd_[tpn])) {
       gtd_[tpn] = kUnmappedPpn;

@@ -156,7 +156,7 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
   for (std::uint32_t i = 0; i < P; ++i) {
     auto ppn = ram_->lookup(Lpn(first + i), Access::internal);
     if (!ppn.is_ok()) return ppn.status();
-    if (*ppn == kUnmappedPpn) return Status::ok();  // a block with holes cannot be block-mapped
+    if (!is_physical(*ppn)) return Status::ok();  // a block with holes (or lost pages) cannot be block-mapped
     ppns[i] = *ppn;
     aligned = aligned && ppns[i] == ppns[0] + i && g.page_in_block(Ppn(ppns[0])) == 0;
   }

@@ -43,7 +43,7 @@ Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
   programs.resize(pages.size());
   for (std::size_t i = 0; i < pages.size(); ++i) {
     bool hot = pages[i].hint == WriteHint::hot;
-    if (pages[i].hint == WriteHint::none && old[i] != kUnmappedPpn) {
+    if (pages[i].hint == WriteHint::none && is_physical(old[i])) {
       hot = policy_->is_hot_write(g.block_of(Ppn(old[i])), host_time_ + i);
     }
     programs[i].kind = format::PageKind::data;
@@ -56,7 +56,8 @@ Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
   auto placed = program(programs);
   if (!placed.is_ok()) return fail(placed.status());
   for (std::size_t i = 0; i < pages.size(); ++i) {
-    if (old[i] != kUnmappedPpn) invalidate(Ppn(old[i]));
+    if (is_physical(old[i])) invalidate(Ppn(old[i]));
+    if (old[i] == kLostPpn) note_replaced_lost(pages[i].lpn);
     ram_->set(pages[i].lpn, static_cast<std::uint32_t>((*placed)[i].value));
     ++host_time_;
   }
@@ -157,6 +158,11 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
       if (!data.empty()) std::fill_n(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
       ++i;
       continue;
+    }
+    if (ppns[i] == kLostPpn) {
+      return Status::corruption(fmt::format("LPN {} is lost: its page failed verification or vanished from the chip "
+                                            "(it reads as an error until written or trimmed)",
+                                            first.value + i));
     }
     // One chip read per run of physically consecutive pages.
     std::uint32_t n = 1;
@@ -269,10 +275,14 @@ Status FtlCore::trim(Lpn first, std::uint32_t count) {
     auto ppn = ram_->lookup(first + i, Access::write);
     if (!ppn.is_ok()) return fail(ppn.status());
     if (*ppn == kUnmappedPpn) continue;
-    invalidate(Ppn(*ppn));
+    if (is_physical(*ppn)) {
+      invalidate(Ppn(*ppn));
+      blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
+    } else {
+      note_replaced_lost(first + i);  // until the trim is persisted, a power cut brings the loss back
+    }
     ram_->set(first + i, kUnmappedPpn);
     unpersisted_trim_tpns_.insert(layout_.tpn_of(first + i));
-    blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
   }
   FLASHDIR_TRY(settle());
   ++stats_.trim_requests;

@@ -45,6 +45,8 @@ ftl::CheckpointState sample_state(const ftl::FtlLayout& layout) {
   state.blocks.resize(layout.geometry.block_count);
   state.validity.assign((layout.geometry.page_count() + 63) / 64, 0);
   state.validity[5] = 0xF0F0;
+  state.lost.assign((state.logical_pages + 63) / 64, 0);
+  state.lost[0] = 0x22;
   return state;
 }
 
@@ -69,6 +71,7 @@ void require_sane(const Result<ftl::CheckpointState>& decoded, const ftl::FtlLay
   REQUIRE(decoded->gtd.size() * layout.entries_per_translation_page >= decoded->logical_pages);
   REQUIRE(decoded->blocks.size() == layout.geometry.block_count);
   REQUIRE(decoded->validity.size() == (layout.geometry.page_count() + 63) / 64);
+  REQUIRE(decoded->lost.size() == (decoded->logical_pages + 63) / 64);
 }
 
 }  // namespace
@@ -80,6 +83,7 @@ TEST_CASE("a checkpoint round-trips through its codec", "[ftl][checkpoint]") {
   REQUIRE_OK(decoded);
   CHECK(decoded->gtd == state.gtd);
   CHECK(decoded->validity == state.validity);
+  CHECK(decoded->lost == state.lost);
   CHECK(decoded->logical_pages == state.logical_pages);
   CHECK(ftl::check_checkpoint_layout(*decoded, layout, "the options ask for").is_ok());
 }

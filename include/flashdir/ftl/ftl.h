@@ -18,6 +18,13 @@
 //  - A trim is durable once flush() returns after it; a power cut before that may bring the
 //    trimmed data back (never anything older).
 //
+// Lost pages: an LPN whose page fails verification on every read when garbage collection must
+// move it, or whose mapping points at a page that recovery finds gone, is *lost*: its data is
+// gone, and every read of it is a corruption error until it is written or trimmed (never
+// zeros, never an older version). GC carries on past it. lost_lpns() lists them all (they
+// survive power cuts and restarts); take_newly_lost_lpns() hands the ones lost since the last
+// call (those recovery found included) to a cache that must drop what it kept there.
+//
 // Not thread-safe. After a chip error (power lost, I/O) every call fails; reopen the chip.
 #pragma once
 
@@ -48,8 +55,10 @@ struct RecoveryReport {
   std::uint64_t replayed_translation_pages = 0;
   std::uint64_t damaged_pages = 0;        // torn or corrupt pages found and skipped
   std::uint64_t stale_versions = 0;       // pages skipped because a newer version was already mapped
-  std::uint64_t dangling_mappings = 0;    // mappings into erased pages, dropped (a bug if ever non-zero)
-  std::uint64_t shared_pages = 0;         // physical pages claimed by two LPNs (a bug if ever non-zero)
+  std::uint64_t dangling_mappings = 0;    // mappings into pages no longer programmed: those LPNs are lost
+  std::uint64_t shared_pages = 0;         // physical pages claimed by two LPNs: the second is lost
+  std::uint64_t unverified_mappings = 0;  // rebuild: mappings to pages that do not hold their LPN: lost
+  std::uint64_t lost_lpns = 0;            // LPNs lost after the open, whenever they were lost
   std::vector<std::string> steps;         // "load checkpoint: 1.2 ms", ...
 };
 
@@ -96,6 +105,10 @@ class Ftl {
   };
   RamSplit ram_split() const;
   const RecoveryReport& recovery() const;
+  // Every lost LPN, ascending (see "Lost pages" above).
+  std::vector<Lpn> lost_lpns() const;
+  // The LPNs lost since the previous call (or the open), ascending; each is handed out once.
+  std::vector<Lpn> take_newly_lost_lpns();
 
   ftl::FtlCore& core() { return *core_; }  // internals, for tests and fsck
 

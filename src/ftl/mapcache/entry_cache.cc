@@ -32,11 +32,10 @@ struct Run {
 
   std::uint64_t end() const { return lpn + length; }
   bool covers(std::uint64_t page) const { return page >= lpn && page < end(); }
-  // The PPN of `page` inside the run; an unmapped run stays unmapped at every offset.
+  // The PPN of `page` inside the run; an unmapped or lost run stays so at every offset.
   std::uint32_t ppn_of(std::uint64_t page) const {
     assert(covers(page));
-    if (ppn == kUnmappedPpn) return kUnmappedPpn;
-    return ppn + static_cast<std::uint32_t>(page - lpn);
+    return run_entry(ppn, static_cast<std::uint32_t>(page - lpn));
   }
   CachedRun to_cached() const { return CachedRun{Lpn(lpn), ppn, length, dirty}; }
 };
@@ -169,7 +168,7 @@ std::uint32_t EntryCache::State::continued_by(std::uint64_t lpn, std::uint32_t p
   if (slot == kNoSlot || !runs[slot].dirty) return kNoSlot;
   assert(runs[slot].end() == lpn && "continued_by of a cached LPN");
   const std::uint32_t last = runs[slot].ppn_of(lpn - 1);
-  const bool continues = ppn == kUnmappedPpn ? last == kUnmappedPpn : last != kUnmappedPpn && ppn == last + 1;
+  const bool continues = is_physical(ppn) ? is_physical(last) && ppn == last + 1 : last == ppn;
   return continues ? slot : kNoSlot;
 }
 
@@ -210,8 +209,7 @@ void EntryCache::insert_clean(Lpn lpn, std::uint32_t ppn, std::uint32_t length) 
       length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, next->first - lpn.value));
     }
   }
-  assert((ppn == kUnmappedPpn || std::uint64_t{ppn} + length <= kUnmappedPpn) &&
-         "a mapped run would reach the unmapped marker");
+  assert((!is_physical(ppn) || std::uint64_t{ppn} + length <= kLostPpn) && "a mapped run would reach the marks");
   s.order.insert_accessed(s.add(Run{lpn.value, ppn, length, false}));
 }
 

@@ -30,8 +30,18 @@
 namespace flashdir::ftl {
 
 // A mapping entry's PPN as stored in translation pages; kUnmappedPpn marks an LPN with no
-// data (never written, or trimmed).
+// data (never written, or trimmed), kLostPpn one whose data was lost (its page failed
+// verification on every read, or vanished from the chip): reading it is a corruption error
+// until it is written or trimmed (doc/ftl.md, "Lost pages"). No page number reaches either
+// (FtlLayout refuses chips that large).
 inline constexpr std::uint32_t kUnmappedPpn = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kLostPpn = 0xFFFFFFFEu;
+// Whether a mapping entry names a physical page rather than one of the two marks.
+constexpr bool is_physical(std::uint32_t ppn) { return ppn < kLostPpn; }
+// The entry `offset` LPNs into a run that starts with `ppn`: pages count up, marks repeat.
+constexpr std::uint32_t run_entry(std::uint32_t ppn, std::uint32_t offset) {
+  return is_physical(ppn) ? ppn + offset : ppn;
+}
 
 enum class EntryEviction { lru, lfu };
 
@@ -45,7 +55,7 @@ struct EntryCacheOptions {
 
 struct CachedRun {
   Lpn lpn;
-  std::uint32_t ppn = kUnmappedPpn;  // of lpn; lpn+i maps to ppn+i (kUnmappedPpn: all unmapped)
+  std::uint32_t ppn = kUnmappedPpn;  // of lpn; lpn+i maps to run_entry(ppn, i) (a mark: all alike)
   std::uint32_t length = 1;
   bool dirty = false;
 
