@@ -137,7 +137,7 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     return;
   }
   const std::size_t errors_before = report.errors.size();
-  bool needs_rebuild = false;
+  FtlRepair ftl_repair = FtlRepair::none_needed;
   std::size_t ftl_errors_end = 0;
   {
     auto store = open_image_store(paths.image, ImageAccess::read_only);
@@ -147,7 +147,7 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     }
     SimClock clock;
     SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-    needs_rebuild = check_ftl(chip, report.superblock, options, report);
+    ftl_repair = check_ftl(chip, report.superblock, options, report);
     ftl_errors_end = report.errors.size();
     // The FTL check tells whether anything was in flight when the chip stopped, which decides
     // what damage a power cut explains.
@@ -161,10 +161,13 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     }
     damage.finish();
   }
-  if (!needs_rebuild || !options.repair) return;
+  const bool damage_found = report.errors.size() > ftl_errors_end;
+  if (!options.repair || ftl_repair == FtlRepair::refused) return;
+  if (ftl_repair == FtlRepair::none_needed && !damage_found) return;
 
-  // fsck -y: replace the FTL state with one rebuilt from a scan of every page. That repairs
-  // what the FTL check found, not a damaged page: nothing rewrites a programmed page.
+  // fsck -y: replace the FTL state with one rebuilt from a scan of every page, whose LPNs
+  // lost to damage read as errors from now on, and collect every block holding a damaged page
+  // (nothing rewrites a programmed page; an erase clears it).
   auto writable = open_image_store(paths.image, ImageAccess::read_write);
   if (!writable.is_ok()) {
     report.errors.push_back(fmt::format("cannot open the image to repair it: {}", writable.status().message()));
@@ -172,15 +175,19 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
   }
   SimClock clock;
   SimulatedChip chip(writable.value(), LatencyProfile::of(LatencyPreset::zero), clock);
-  if (Status s = rebuild_ftl(chip, report.superblock); !s.is_ok()) {
+  std::vector<std::string> lost;
+  if (Status s = rebuild_ftl(chip, report.superblock, options.max_listed_pages, lost); !s.is_ok()) {
     report.errors.push_back(fmt::format("rebuilding the FTL from a full scan failed: {}", s.message()));
     return;
   }
+  // Everything the FTL check and the chip scan found is repaired (the scan's damage erased).
   const auto first = report.errors.begin() + static_cast<std::ptrdiff_t>(errors_before);
-  const auto last = report.errors.begin() + static_cast<std::ptrdiff_t>(ftl_errors_end);
-  report.repairs.insert(report.repairs.end(), first, last);
-  report.errors.erase(first, last);
-  report.repairs.push_back("rebuilt the FTL mapping from a scan of every page and wrote a fresh checkpoint");
+  report.repairs.insert(report.repairs.end(), first, report.errors.end());
+  report.errors.erase(first, report.errors.end());
+  report.repairs.push_back(
+      "rebuilt the FTL mapping from a scan of every page, collected the blocks holding damaged pages and wrote "
+      "fresh checkpoints");
+  report.notes.insert(report.notes.end(), lost.begin(), lost.end());
 }
 
 }  // namespace

@@ -36,11 +36,12 @@ Result<bool> predates(NandChip& chip, Ppn page, bool block_scanned, const ftl::C
 
 }  // namespace
 
-bool check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options, CheckReport& report) {
+FtlRepair check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options,
+                    CheckReport& report) {
   auto layout = ftl::FtlLayout::compute(chip.geometry(), superblock.overprovision_permille);
   if (!layout.is_ok()) {
     report.errors.push_back(fmt::format("FTL layout: {}", layout.status().message()));
-    return false;
+    return FtlRepair::refused;
   }
   ftl::CheckpointSlots slots(chip, *layout);
   std::vector<std::string> problems;
@@ -50,12 +51,12 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
   }
   if (!loaded.is_ok()) {
     report.errors.push_back(fmt::format("FTL: {}", loaded.status().message()));
-    return true;
+    return FtlRepair::rebuild;
   }
   if (Status s = ftl::check_checkpoint_layout(loaded->state, *layout, "the superblock records"); !s.is_ok()) {
     // Which of the two is wrong cannot be told; a rebuild would pick one layout and lose data.
     report.errors.push_back(fmt::format("FTL layout: {}; fsck does not rebuild across layouts", s.message()));
-    return false;
+    return FtlRepair::refused;
   }
   FtlCheckSummary& summary = report.ftl;
   summary.checked = true;
@@ -66,14 +67,14 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
   auto from_checkpoint = ftl::replay_mapping(chip, *layout, &loaded->state);
   if (!from_checkpoint.is_ok()) {
     report.errors.push_back(fmt::format("FTL roll-forward: {}", from_checkpoint.status().message()));
-    return true;
+    return FtlRepair::rebuild;
   }
   ftl::ReplayOptions scan_everything;
   scan_everything.record_page_owners = true;
   auto from_scan = ftl::replay_mapping(chip, *layout, nullptr, scan_everything);
   if (!from_scan.is_ok()) {
     report.errors.push_back(fmt::format("FTL full scan: {}", from_scan.status().message()));
-    return true;
+    return FtlRepair::rebuild;
   }
   summary.rolled_forward_pages = from_checkpoint->report.replayed_data_pages + from_checkpoint->report.replayed_translation_pages;
 
@@ -147,7 +148,7 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
       auto before = predates(chip, page, from_checkpoint->scanned[block], checkpoint);
       if (!before.is_ok()) {
         report.errors.push_back(fmt::format("FTL valid counts: {}", before.status().message()));
-        return true;
+        return FtlRepair::rebuild;
       }
       if (*before && regained++ == 0) first_regained = page;
     }
@@ -161,13 +162,20 @@ bool check_ftl(NandChip& chip, const format::Superblock& superblock, const Check
   }
   if (listed > limit) report.errors.push_back(fmt::format("... and {} more FTL errors", listed - limit));
   if (lost_listed > limit) report.notes.push_back(fmt::format("... and {} more lost LPNs", lost_listed - limit));
-  return report.errors.size() > errors_before;
+  return report.errors.size() > errors_before ? FtlRepair::rebuild : FtlRepair::none_needed;
 }
 
-Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock) {
+Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock, std::size_t limit,
+                   std::vector<std::string>& lost) {
   SimClock clock;
   auto ftl = Ftl::rebuild(chip, clock, ftl_options(superblock));
   if (!ftl.is_ok()) return ftl.status();
+  const std::vector<Lpn> lost_lpns = (*ftl)->lost_lpns();
+  std::size_t listed = 0;
+  for (Lpn lpn : lost_lpns) {
+    list(lost, listed, limit, fmt::format("LPN {} is lost: no intact copy of its newest data is left", lpn.value));
+  }
+  if (listed > limit) lost.push_back(fmt::format("... and {} more lost LPNs", listed - limit));
   return (*ftl)->close();
 }
 

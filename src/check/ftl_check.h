@@ -11,10 +11,20 @@
 
 namespace flashdir {
 
-// Adds what it finds to `report`. Returns true if the mapping needs a rebuild from a scan.
-bool check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options, CheckReport& report);
+// What fsck -y may do about the FTL after check_ftl.
+enum class FtlRepair {
+  none_needed,  // the mapping is sound (damaged pages may still call for a rebuild)
+  rebuild,      // the mapping needs a rebuild from a scan
+  refused,      // a rebuild would be wrong (the superblock and the checkpoint disagree on the layout)
+};
 
-// Rebuilds the FTL from a full scan and writes a fresh checkpoint (fsck -y).
-Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock);
+// Adds what it finds to `report`.
+FtlRepair check_ftl(NandChip& chip, const format::Superblock& superblock, const CheckOptions& options,
+                    CheckReport& report);
+
+// Rebuilds the FTL from a full scan, collects every block holding a damaged page, and writes a
+// fresh checkpoint (fsck -y). The lost LPNs go to `lost` (at most `limit` listed, all counted).
+Status rebuild_ftl(NandChip& chip, const format::Superblock& superblock, std::size_t limit,
+                   std::vector<std::string>& lost);
 
 }  // namespace flashdir

@@ -106,15 +106,16 @@ class FtlCore final : public TranslationPages {
   Status note_chip_change();
 
   // ---- lost pages: ftl_core.cc (doc/ftl.md, "Lost pages")
-  // Records that `lpn`'s data is gone; the caller maps it to kLostPpn.
+  // Records that `lpn`'s data is gone; the caller maps it to kLostPpn. A write or trim of the
+  // LPN takes it off the list.
   void note_lost(Lpn lpn);
-  // `lpn` was mapped to kLostPpn and is being written or trimmed.
-  void note_replaced_lost(Lpn lpn) { lost_lpns_.erase(lpn.value); }
 
   // ---- garbage collection: gc.cc
   Status collect(BlockNumber victim);
   Status collect_translation_block(BlockNumber victim);
   Status collect_data_block(BlockNumber victim);
+  // The LPN whose mapping holds `page`, a valid data page failing verification (read as `record`).
+  Result<Lpn> lpn_of_valid_page(Ppn page, const Result<format::OobRecord>& record);
   Status consolidate(std::uint64_t lbn);
   Status persist_trims();
   // Every dirty cached mapping entry to its translation page, GC first making room for them.

@@ -35,7 +35,24 @@ Status FtlCore::rebuild_from_scan() {
   scan_everything.record_page_owners = true;  // adopt() verifies every mapping against it
   auto replayed = replay_mapping(chip_, layout_, nullptr, scan_everything);
   if (!replayed.is_ok()) return fail(replayed.status());
-  return adopt(std::move(replayed).value(), nullptr, 0, started);
+  const std::vector<std::uint64_t> damaged = replayed->damaged_blocks;
+  FLASHDIR_TRY(adopt(std::move(replayed).value(), nullptr, 0, started));
+
+  // Nothing rewrites a damaged page, so collect every block holding one: its valid pages move,
+  // it is erased, and the chip holds nothing damaged any more (fsck -y leaves a clean chip).
+  const std::uint64_t scrub_started = clock_.now_ns();
+  for (std::uint64_t b : damaged) {
+    FLASHDIR_TRY(ensure_free_blocks(1));  // GC may collect the block itself
+    if (blocks_.info(BlockNumber(b)).state != BlockState::closed) continue;
+    in_gc_ = true;  // the collection's writes draw on the reserve
+    const Status collected = collect(BlockNumber(b));
+    in_gc_ = false;
+    FLASHDIR_TRY(collected);
+  }
+  FLASHDIR_TRY(settle());
+  recovery_.steps.push_back(fmt::format("collect {} blocks holding damaged pages: {:.3f} ms", damaged.size(),
+                                        static_cast<double>(clock_.now_ns() - scrub_started) / 1e6));
+  return Status::ok();
 }
 
 Status FtlCore::adopt(Replayed r, const CheckpointState* base, std::uint64_t checkpoint_highest_sequence,

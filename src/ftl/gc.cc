@@ -16,7 +16,42 @@ namespace {
 // Reads tolerate a transient bit flip: retry a page that fails verification this often.
 constexpr int kReadAttempts = 3;
 
+// Whether a page read as (record, data) verifies as a data page; `data` is empty where the
+// chip keeps no data.
+bool verified_data_page(const Result<format::OobRecord>& record, ConstByteSpan data) {
+  return record.is_ok() && record->kind == format::PageKind::data &&
+         (data.empty() || format::xxh3(data) == record->data_hash);
+}
+
 }  // namespace
+
+Result<Lpn> FtlCore::lpn_of_valid_page(Ppn page, const Result<format::OobRecord>& record) {
+  // The record usually survives (damaged data); the mapping must agree with it.
+  if (record.is_ok() && record->kind == format::PageKind::data && record->logical_number < layout_.logical_pages) {
+    const Lpn lpn(record->logical_number);
+    auto ppn = ram_->lookup(lpn, Access::internal);
+    if (!ppn.is_ok()) return ppn.status();
+    if (*ppn == page.value) return lpn;
+  }
+  // Otherwise the translation pages on flash name it, unless only a dirty cached entry does
+  // (a page programmed since its translation page was last written), which this cannot find.
+  std::vector<std::uint32_t> entries(layout_.entries_per_translation_page);
+  for (std::uint64_t tpn = 0; tpn < gtd_.size(); ++tpn) {
+    if (gtd_[tpn] == kUnmappedPpn) continue;
+    FLASHDIR_TRY(read(tpn, entries));
+    for (std::uint64_t i = 0; i < entries.size(); ++i) {
+      if (entries[i] != page.value) continue;
+      const Lpn lpn = layout_.first_lpn_of_tpn(tpn) + i;
+      auto ppn = ram_->lookup(lpn, Access::internal);
+      if (!ppn.is_ok()) return ppn.status();
+      if (*ppn == page.value) return lpn;
+    }
+  }
+  return Status::corruption(fmt::format(
+      "GC cannot move valid page {}: it fails verification on every read, and no translation page on flash "
+      "names the LPN it holds",
+      page.value));
+}
 
 Status FtlCore::collect(BlockNumber victim) {
   const std::uint64_t started = clock_.now_ns();
@@ -65,7 +100,10 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
   std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
   std::vector<format::OobRecord> records(g.pages_per_block);
 
-  // Read every valid page (runs of consecutive ones at a time) and verify it.
+  // Read every valid page (runs of consecutive ones at a time) and verify it; a page failing
+  // verification is read again, alone, as the host read path does (a transient bit flip).
+  std::vector<Relocation> lost;
+  std::vector<Ppn> lost_pages;
   for (std::uint32_t i = 0; i < g.pages_per_block;) {
     if (!blocks_.is_valid(g.page_at(victim, i))) {
       ++i;
@@ -73,28 +111,40 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
     }
     std::uint32_t n = 1;
     while (i + n < g.pages_per_block && blocks_.is_valid(g.page_at(victim, i + n))) ++n;
-    for (int attempt = 1;; ++attempt) {
-      const ByteSpan run_data = keep_data ? ByteSpan(data).subspan(i * page_bytes, n * page_bytes) : ByteSpan();
-      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
-      if (Status s = chip_.read(g.page_at(victim, i), n, run_data, run_oob); !s.is_ok()) return fail(s);
-      std::string problem;
-      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
-        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
-        if (!record.is_ok() || record->kind != format::PageKind::data) {
-          problem = fmt::format("page {}: {}", g.page_at(victim, k).value,
-                                record.is_ok() ? "not a data page" : record.status().message());
-        } else if (keep_data && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
-          problem = fmt::format("page {}: data does not match its hash", g.page_at(victim, k).value);
-        } else {
-          records[k] = record.value();
-        }
+    const ByteSpan run_data = keep_data ? ByteSpan(data).subspan(i * page_bytes, n * page_bytes) : ByteSpan();
+    const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
+    if (Status s = chip_.read(g.page_at(victim, i), n, run_data, run_oob); !s.is_ok()) return fail(s);
+    for (std::uint32_t k = i; k < i + n; ++k) {
+      const Ppn page = g.page_at(victim, k);
+      const ByteSpan page_data = keep_data ? ByteSpan(data).subspan(k * page_bytes, page_bytes) : ByteSpan();
+      const ByteSpan page_oob = ByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes);
+      auto record = format::decode_oob(page_oob);
+      for (int attempt = 1; !verified_data_page(record, page_data) && attempt < kReadAttempts; ++attempt) {
+        if (Status s = chip_.read(page, 1, page_data, page_oob); !s.is_ok()) return fail(s);
+        record = format::decode_oob(page_oob);
       }
-      if (problem.empty()) break;
-      if (attempt == kReadAttempts) {
-        return fail(Status::corruption(fmt::format("GC cannot move valid {}", problem)));
+      if (verified_data_page(record, page_data)) {
+        records[k] = record.value();
+        continue;
       }
+      // Unreadable: its LPN is lost, and GC carries on (doc/ftl.md, "Lost pages").
+      auto lpn = lpn_of_valid_page(page, record);
+      if (!lpn.is_ok()) return fail(lpn.status());
+      lost.push_back({*lpn, kLostPpn});
+      lost_pages.push_back(page);
     }
     i += n;
+  }
+  if (!lost.empty()) {
+    FLASHDIR_TRY(ram_->relocate(lost));
+    for (std::size_t k = 0; k < lost.size(); ++k) {
+      invalidate(lost_pages[k]);
+      note_lost(lost[k].lpn);
+      // As for a trim: the victim is erased only once the loss is in a translation page, or
+      // recovery would map the LPN into whatever the block holds next.
+      unpersisted_trim_tpns_.insert(layout_.tpn_of(lost[k].lpn));
+      blocks_with_unpersisted_trims_.insert(victim.value);
+    }
   }
 
   // CFTL: a read-hot, write-cold logical block moves whole into a fresh block instead. In `gc`
@@ -175,15 +225,13 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
     for (int attempt = 1;; ++attempt) {
       if (Status s = chip_.read(source, 1, data, oob); !s.is_ok()) return fail(s);
       auto record = format::decode_oob(oob);
-      const bool ok = record.is_ok() && record->kind == format::PageKind::data && record->logical_number == first + i &&
-                      (!keep_data || format::xxh3(data) == record->data_hash);
-      if (ok) {
+      if (verified_data_page(record, data) && record->logical_number == first + i) {
         pages[i].version = record->version;
         break;
       }
-      if (attempt == kReadAttempts) {
-        return fail(Status::corruption(fmt::format("consolidation cannot read LPN {} at page {}", first + i, source.value)));
-      }
+      // Consolidation is optional: the page is left to the host read (an error) and to GC,
+      // which loses it when it must move it.
+      if (attempt == kReadAttempts) return Status::ok();
     }
     pages[i].kind = format::PageKind::data;
     pages[i].logical_number = first + i;

@@ -57,7 +57,6 @@ Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
   if (!placed.is_ok()) return fail(placed.status());
   for (std::size_t i = 0; i < pages.size(); ++i) {
     if (is_physical(old[i])) invalidate(Ppn(old[i]));
-    if (old[i] == kLostPpn) note_replaced_lost(pages[i].lpn);
     ram_->set(pages[i].lpn, static_cast<std::uint32_t>((*placed)[i].value));
     ++host_time_;
   }
@@ -221,6 +220,8 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
   ram_->note_access(first, count, Access::write);
   const std::uint64_t version = ++write_sequence_;
   const bool keep_data = chip_.stores_data();
+  // Written, an LPN is no longer lost, whether its page is buffered or programmed.
+  if (!lost_lpns_.empty()) lost_lpns_.erase(lost_lpns_.lower_bound(first.value), lost_lpns_.lower_bound(first.value + count));
   if (ram_->buffers_write(count)) {
     for (std::uint32_t i = 0; i < count; ++i) {
       ram::BufferedPage page;
@@ -279,7 +280,7 @@ Status FtlCore::trim(Lpn first, std::uint32_t count) {
       invalidate(Ppn(*ppn));
       blocks_with_unpersisted_trims_.insert(layout_.geometry.block_of(Ppn(*ppn)).value);
     } else {
-      note_replaced_lost(first + i);  // until the trim is persisted, a power cut brings the loss back
+      lost_lpns_.erase(first.value + i);  // until the trim is persisted, a power cut brings the loss back
     }
     ram_->set(first + i, kUnmappedPpn);
     unpersisted_trim_tpns_.insert(layout_.tpn_of(first + i));

@@ -80,6 +80,7 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
                                                                        g.page_size_bytes)) == record->data_hash);
       if (!verifies) {
         ++out.report.damaged_pages;
+        if (out.damaged_blocks.empty() || out.damaged_blocks.back() != b) out.damaged_blocks.push_back(b);
         continue;
       }
       if (out.scanned_kind[b] == BlockKind::none) out.scanned_kind[b] = kind_of_page(*record);

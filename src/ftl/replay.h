@@ -25,6 +25,7 @@ struct Replayed {
   std::vector<std::uint64_t> dirty_tpns;   // translation pages whose flash content differs from `map`
   std::vector<bool> scanned;               // per block: its pages were read
   std::vector<BlockKind> scanned_kind;     // per scanned block: what its first verified page says
+  std::vector<std::uint64_t> damaged_blocks;  // scanned blocks holding a page that fails verification
   std::uint64_t highest_sequence = 0;      // of any verified page read
   std::uint64_t highest_version = 0;       // of any data page applied
   std::uint64_t data_pages_applied = 0;
