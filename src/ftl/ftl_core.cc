@@ -10,12 +10,6 @@
 #include "translation_page.h"
 
 namespace flashdir::ftl {
-namespace {
-
-constexpr int kReadAttempts = 3;  // a page failing verification is read again (bit flips)
-
-}  // namespace
-
 FtlCore::FtlCore(NandChip& chip, SimClock& clock, const FtlOptions& options, const FtlLayout& layout,
                  const LatencyProfile& latency)
     : chip_(chip),

@@ -13,9 +13,6 @@
 namespace flashdir::ftl {
 namespace {
 
-// Reads tolerate a transient bit flip: retry a page that fails verification this often.
-constexpr int kReadAttempts = 3;
-
 // Whether a page read as (record, data) verifies as a data page; `data` is empty where the
 // chip keeps no data.
 bool verified_data_page(const Result<format::OobRecord>& record, ConstByteSpan data) {

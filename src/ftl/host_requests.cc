@@ -9,12 +9,6 @@
 #include "ftl_core.h"
 
 namespace flashdir::ftl {
-namespace {
-
-constexpr int kReadAttempts = 3;  // a page failing verification is read again (bit flips)
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
 // Programming host pages
 

@@ -20,6 +20,9 @@ namespace flashdir::ftl {
 inline constexpr std::uint32_t kFrontierCount = 4;       // hot, cold, GC, translation
 inline constexpr std::uint32_t kGcReserveBlocks = 3;     // free blocks only GC and translation writes may take
 inline constexpr std::uint32_t kMappingEntryBytes = 4;   // one u32 PPN per LPN in a translation page
+// A page failing verification is read this many times in all before it counts as damaged: a
+// bit flip may be transient (host reads, GC, recovery's scan alike).
+inline constexpr int kReadAttempts = 3;
 
 struct FtlLayout {
   Geometry geometry;

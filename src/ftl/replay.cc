@@ -46,12 +46,43 @@ Status read_translation(NandChip& chip, const FtlLayout& layout, std::uint32_t p
   return Status::ok();
 }
 
+enum class Verdict {
+  verified,
+  bad_data,    // the record verifies, the data does not match its hash
+  unreadable,  // no valid record (torn, noise, damaged), or a checkpoint record in the pool
+};
+
+struct ScannedPage {
+  Verdict verdict = Verdict::unreadable;
+  format::OobRecord record;  // unless unreadable
+};
+
+// Verifies a page read into (data, oob), reading it again alone while it fails, as host reads
+// do: a bit flip may be transient.
+Result<ScannedPage> verify_page(NandChip& chip, Ppn page, ByteSpan data, ByteSpan oob) {
+  ScannedPage scanned;
+  for (int attempt = 1;; ++attempt) {
+    auto record = format::decode_oob(oob);
+    if (!record.is_ok() || record->kind == format::PageKind::checkpoint) {
+      scanned.verdict = Verdict::unreadable;
+    } else {
+      scanned.record = record.value();
+      // Host pages on a metadata-only chip carry no data (hash 0); everything else must verify.
+      const bool check_data = chip.stores_data() || record->kind != format::PageKind::data;
+      scanned.verdict = !check_data || format::xxh3(data) == record->data_hash ? Verdict::verified : Verdict::bad_data;
+    }
+    if (scanned.verdict == Verdict::verified || attempt == kReadAttempts) return scanned;
+    FLASHDIR_TRY(chip.read(page, 1, data, oob));
+  }
+}
+
 // Scans the blocks that may hold pages programmed at or after `from_sequence` and collects
 // those pages as events.
 Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence, bool whole_chip,
             std::vector<Event>& events, Replayed& out) {
   const Geometry& g = layout.geometry;
-  std::vector<std::uint8_t> data(chip.stores_data() ? g.block_size_bytes() : 0);
+  // Data is read on every backend: a metadata-only chip keeps the translation pages' data.
+  std::vector<std::uint8_t> data(g.block_size_bytes());
   std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
   for (std::uint64_t b = layout.pool_first_block; b < g.block_count; ++b) {
     const BlockNumber block(b);
@@ -67,32 +98,61 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
     }
     out.scanned[b] = true;
     ++out.report.scanned_blocks;
-    const ByteSpan run_data = ByteSpan(data).first(data.empty() ? 0 : std::size_t{programmed} * g.page_size_bytes);
+    const ByteSpan run_data = ByteSpan(data).first(std::size_t{programmed} * g.page_size_bytes);
     const ByteSpan run_oob = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
     FLASHDIR_TRY(chip.read(g.first_page(block), programmed, run_data, run_oob));
+    std::vector<ScannedPage> pages(programmed);
+    std::int64_t last_verified = -1;
     for (std::uint32_t i = 0; i < programmed; ++i) {
-      auto record = format::decode_oob(ConstByteSpan(run_oob).subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
-      // Host pages on a metadata-only chip carry no data (hash 0); everything else must verify.
-      const bool check_data = chip.stores_data() || (record.is_ok() && record->kind != format::PageKind::data);
-      const bool verifies =
-          record.is_ok() && record->kind != format::PageKind::checkpoint &&
-          (!check_data || format::xxh3(ConstByteSpan(run_data).subspan(std::size_t{i} * g.page_size_bytes,
-                                                                       g.page_size_bytes)) == record->data_hash);
-      if (!verifies) {
+      auto page = verify_page(chip, g.page_at(block, i), run_data.subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes),
+                              run_oob.subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
+      if (!page.is_ok()) return page.status();
+      pages[i] = page.value();
+      if (pages[i].verdict == Verdict::verified) last_verified = i;
+    }
+    for (std::uint32_t i = 0; i < programmed; ++i) {
+      const ScannedPage& page = pages[i];
+      const format::OobRecord& record = page.record;
+      const std::uint32_t ppn = static_cast<std::uint32_t>(g.page_at(block, i).value);
+      if (page.verdict != Verdict::verified) {
         ++out.report.damaged_pages;
         if (out.damaged_blocks.empty() || out.damaged_blocks.back() != b) out.damaged_blocks.push_back(b);
-        continue;
       }
-      if (out.scanned_kind[b] == BlockKind::none) out.scanned_kind[b] = kind_of_page(*record);
+      switch (page.verdict) {
+        case Verdict::verified: break;
+        case Verdict::bad_data:
+          // The record is whole, so the data landed whole before it (a torn program tears the
+          // record too): the medium damaged it. A data page's LPN then holds lost data, unless
+          // a newer version replaces it; a translation page's content is unknown.
+          if (record.sequence < from_sequence) continue;
+          if (record.kind == format::PageKind::data) {
+            events.push_back({record.sequence, kLostPpn, record.kind, record.logical_number, record.version});
+          } else if (!whole_chip) {
+            return Status::corruption(fmt::format(
+                "translation page {} at page {} (block {}, page {}) fails its data hash on every read: media damage; "
+                "fsck -y rebuilds the mapping without it",
+                record.logical_number, ppn, b, i));
+          }
+          continue;
+        case Verdict::unreadable:
+          // Only the last programmed pages of a block can be torn (a program cut short, or an
+          // erase leaving noise): a damaged page that verified pages follow is media damage,
+          // and its content, whatever it was, cannot be skipped silently.
+          if (static_cast<std::int64_t>(i) > last_verified || whole_chip) continue;
+          return Status::corruption(fmt::format(
+              "page {} (block {}, page {}) fails verification on every read, yet verified pages follow it in its "
+              "block: media damage, not a power cut; fsck -y rebuilds the mapping without it",
+              ppn, b, i));
+      }
+      if (out.scanned_kind[b] == BlockKind::none) out.scanned_kind[b] = kind_of_page(record);
       if (!out.page_owner.empty()) {
-        out.page_owner[g.page_at(block, i).value] = record->kind == format::PageKind::translation
-                                                        ? kTranslationOwner
-                                                        : static_cast<std::uint32_t>(std::min<std::uint64_t>(record->logical_number, kUnmappedPpn));
+        out.page_owner[ppn] = record.kind == format::PageKind::translation
+                                  ? kTranslationOwner
+                                  : static_cast<std::uint32_t>(std::min<std::uint64_t>(record.logical_number, kUnmappedPpn));
       }
-      out.highest_sequence = std::max(out.highest_sequence, record->sequence);
-      if (record->sequence < from_sequence) continue;
-      events.push_back({record->sequence, static_cast<std::uint32_t>(g.page_at(block, i).value), record->kind,
-                        record->logical_number, record->version});
+      out.highest_sequence = std::max(out.highest_sequence, record.sequence);
+      if (record.sequence < from_sequence) continue;
+      events.push_back({record.sequence, ppn, record.kind, record.logical_number, record.version});
     }
   }
   return Status::ok();
