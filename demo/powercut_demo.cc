@@ -78,6 +78,19 @@ int fail(const Status& status) {
   return 1;
 }
 
+// Prints how an open went. Returns false if recovery found what a power cut cannot explain:
+// mappings into vanished pages, pages claimed twice, lost data.
+bool report_recovery(const RecoveryReport& recovery, std::string_view when) {
+  if (recovery.clean) return true;
+  fmt::print("{}: recovery from checkpoint {}: {} blocks scanned, {} data and {} translation pages replayed, "
+             "{} damaged pages skipped, {} dangling mappings, {} shared pages, {} lost LPNs\n",
+             when, recovery.checkpoint_generation, recovery.scanned_blocks, recovery.replayed_data_pages,
+             recovery.replayed_translation_pages, recovery.damaged_pages, recovery.dangling_mappings,
+             recovery.shared_pages, recovery.lost_lpns);
+  for (const auto& step : recovery.steps) fmt::print("  {} (simulated)\n", step);
+  return recovery.dangling_mappings == 0 && recovery.shared_pages == 0 && recovery.lost_lpns == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +117,15 @@ int main(int argc, char** argv) {
     superblock.clean_shutdown = clean;
     return update_superblock_file(paths.superblock, superblock);
   };
+  // Before anything changes (the clean flag included): the image must be this cache's, and
+  // writable.
+  {
+    auto header = read_image_header(paths.image);
+    if (!header.is_ok()) return fail(header.status());
+    if (Status s = check_image_matches(paths.image, header.value(), superblock); !s.is_ok()) return fail(s);
+    auto store = open_image_store(paths.image, ImageAccess::read_write);
+    if (!store.is_ok()) return fail(store.status());
+  }
   const Geometry g = superblock.geometry;
   const FtlOptions options = ftl_options(superblock);
   SeededRandom random(seed);
@@ -118,6 +140,11 @@ int main(int argc, char** argv) {
     SimulatedChip chip(store.value(), superblock.latency, clock);
     auto ftl = Ftl::open(chip, clock, options);
     if (!ftl.is_ok()) return fail(ftl.status());
+    // The cache may carry damage from before the run (an earlier cut): say so before adding to it.
+    if (!report_recovery((*ftl)->recovery(), "before the run")) {
+      fmt::print("the cache was damaged before this run; run fsck.flashdir on it\n");
+      return 2;
+    }
     const std::uint64_t L = (*ftl)->logical_pages();
     ledger.emplace(L);
     std::vector<std::uint8_t> data(std::size_t{g.pages_per_block} * g.page_size_bytes);
@@ -194,12 +221,7 @@ int main(int argc, char** argv) {
   SimulatedChip chip(store.value(), superblock.latency, clock);
   auto ftl = Ftl::open(chip, clock, options);
   if (!ftl.is_ok()) return fail(ftl.status());
-  const RecoveryReport& recovery = (*ftl)->recovery();
-  fmt::print("recovery from checkpoint {}: {} blocks scanned, {} data and {} translation pages replayed, "
-             "{} damaged pages skipped\n",
-             recovery.checkpoint_generation, recovery.scanned_blocks, recovery.replayed_data_pages,
-             recovery.replayed_translation_pages, recovery.damaged_pages);
-  for (const auto& step : recovery.steps) fmt::print("  {} (simulated)\n", step);
+  const bool recovery_sound = report_recovery((*ftl)->recovery(), "after the cut");
 
   std::vector<std::uint8_t> page(g.page_size_bytes);
   Status read_error;
@@ -216,5 +238,5 @@ int main(int argc, char** argv) {
              v.newer_came_back + v.fell_back + v.newer_lost, v.newer_came_back, v.fell_back, v.newer_lost);
   if (Status s = (*ftl)->close(); !s.is_ok()) return fail(s);
   if (Status s = mark_clean_shutdown(true); !s.is_ok()) return fail(s);
-  return v.durable_lost == 0 && v.newer_lost == 0 ? 0 : 2;
+  return recovery_sound && v.durable_lost == 0 && v.newer_lost == 0 ? 0 : 2;
 }

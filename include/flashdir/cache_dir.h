@@ -61,6 +61,12 @@ Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, co
 // its device RAM.
 FtlOptions ftl_options(const format::Superblock& superblock);
 
+// Whether the chip image's header (at `image`) belongs to `superblock`: same uuid and the same
+// geometry, field by field. The message names the first field that differs. Every tool checks
+// this before it changes anything in the cache.
+Status check_image_matches(const std::filesystem::path& image, const format::ImageHeader& header,
+                           const format::Superblock& superblock);
+
 // The superblock file: two slots; see format.h.
 struct SuperblockFile {
   format::Superblock superblock;       // the valid slot with the highest sequence

@@ -126,14 +126,8 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
     report.fatal = fmt::format("cannot use the chip image: {}", header.status().message());
     return;
   }
-  if (header->uuid != report.superblock.uuid) {
-    report.fatal = fmt::format("image {} belongs to cache {}, the superblock to {}", paths.image.string(),
-                               header->uuid.to_string(), report.superblock.uuid.to_string());
-    return;
-  }
-  if (header->geometry != report.superblock.geometry) {
-    report.fatal = fmt::format("image geometry ({}) differs from the superblock's ({})", header->geometry.describe(),
-                               report.superblock.geometry.describe());
+  if (Status s = check_image_matches(paths.image, header.value(), report.superblock); !s.is_ok()) {
+    report.fatal = s.message();
     return;
   }
   const std::size_t errors_before = report.errors.size();
