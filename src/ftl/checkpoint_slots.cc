@@ -20,6 +20,16 @@ Result<format::OobRecord> verified_record(ConstByteSpan data, ConstByteSpan oob)
   return record;
 }
 
+// The verified record of `page`, already read into (data, oob) once, reading it again while it
+// fails: a bit flip may be transient, and a slot taken for torn falls back to an older one.
+Result<format::OobRecord> verified_record(NandChip& chip, Ppn page, ByteSpan data, ByteSpan oob) {
+  for (int attempt = 1;; ++attempt) {
+    auto record = verified_record(ConstByteSpan(data), ConstByteSpan(oob));
+    if (record.is_ok() || attempt == kReadAttempts) return record;
+    FLASHDIR_TRY(chip.read(page, 1, data, oob));
+  }
+}
+
 }  // namespace
 
 Result<CheckpointSlots::Loaded> CheckpointSlots::load(int slot) {
@@ -29,7 +39,7 @@ Result<CheckpointSlots::Loaded> CheckpointSlots::load(int slot) {
 
   std::vector<std::uint8_t> first(g.page_size_bytes), oob(g.oob_size_bytes);
   FLASHDIR_TRY(chip_.read(page(slot, 0), 1, first, oob));
-  auto record = verified_record(first, oob);
+  auto record = verified_record(chip_, page(slot, 0), first, oob);
   if (!record.is_ok()) return record.status().with_context("page 0");
   if (record->kind != format::PageKind::checkpoint || record->aux != 0) {
     return Status::corruption("page 0 is not the first page of a checkpoint");
@@ -53,8 +63,8 @@ Result<CheckpointSlots::Loaded> CheckpointSlots::load(int slot) {
   loaded.slot = slot;
   loaded.pages = count;
   for (std::uint32_t i = 0; i < count; ++i) {
-    auto r = verified_record(ConstByteSpan(bytes).subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes),
-                             ConstByteSpan(oobs).subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
+    auto r = verified_record(chip_, page(slot, i), ByteSpan(bytes).subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes),
+                             ByteSpan(oobs).subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
     if (!r.is_ok()) return r.status().with_context(fmt::format("page {}", i));
     if (r->kind != format::PageKind::checkpoint || r->aux != i || r->logical_number != record->logical_number) {
       return Status::corruption(fmt::format("page {} belongs to another checkpoint", i));

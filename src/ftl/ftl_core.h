@@ -73,6 +73,7 @@ class FtlCore final : public TranslationPages {
   Status write(std::uint64_t tpn, std::span<const std::uint32_t> entries) override;
 
   // For tests and fsck.
+  NandChip& chip() { return chip_; }
   const BlockTable& blocks() const { return blocks_; }
   GcPolicy& gc_policy() { return *policy_; }
   ram::RamManager& ram() { return *ram_; }

@@ -30,16 +30,22 @@ BlockKind kind_of_page(const format::OobRecord& record) {
   }
 }
 
-// Reads translation page content from `ppn`, verified.
+// Reads translation page content from `ppn`, verified (read again while it fails: a bit flip
+// may be transient).
 Status read_translation(NandChip& chip, const FtlLayout& layout, std::uint32_t ppn, std::uint64_t tpn,
                         std::vector<std::uint32_t>& entries) {
   const Geometry& g = layout.geometry;
   std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
-  FLASHDIR_TRY(chip.read(Ppn(ppn), 1, data, oob));
-  auto record = format::decode_oob(oob);
-  if (!record.is_ok() || record->kind != format::PageKind::translation || record->logical_number != tpn ||
-      format::xxh3(data) != record->data_hash) {
-    return Status::corruption(fmt::format("translation page {} at page {} fails verification", tpn, ppn));
+  for (int attempt = 1;; ++attempt) {
+    FLASHDIR_TRY(chip.read(Ppn(ppn), 1, data, oob));
+    auto record = format::decode_oob(oob);
+    if (record.is_ok() && record->kind == format::PageKind::translation && record->logical_number == tpn &&
+        format::xxh3(data) == record->data_hash) {
+      break;
+    }
+    if (attempt == kReadAttempts) {
+      return Status::corruption(fmt::format("translation page {} at page {} fails verification", tpn, ppn));
+    }
   }
   entries.resize(layout.entries_per_translation_page);
   decode_translation_page(data, entries);

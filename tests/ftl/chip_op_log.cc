@@ -57,8 +57,22 @@ const ChipOp* ChipOpLog::holding(Ppn page) const {
   return index == kNone ? nullptr : &ops_[index];
 }
 
+void ChipOpLog::aim(FaultyChip& faulty, OpKind kind, std::uint64_t skip) {
+  aimed_ = &faulty;
+  aim_kind_ = kind;
+  aim_skip_ = skip;
+}
+
+void ChipOpLog::note(OpKind kind, std::uint64_t offset) {
+  if (aimed_ == nullptr || kind != aim_kind_) return;
+  if (aim_skip_-- > 0) return;
+  aimed_->cut_at_operation(aimed_->operations() + offset);
+  aimed_ = nullptr;
+}
+
 Status ChipOpLog::read(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) {
   for (std::uint32_t i = 0; i < count; ++i) {
+    note(OpKind::read, i);
     ops_.push_back({OpKind::read, first + i, geometry().block_of(first + i)});
   }
   return inner_.read(first, count, data, oob);
@@ -73,6 +87,7 @@ Status ChipOpLog::program(Ppn first, std::uint32_t count, ConstByteSpan data, Co
       op.logical = record->logical_number;
       op.version = record->version;
     }
+    note(op.kind, i);
     last_program_[op.block.value] = op.kind;
     page_program_[op.page.value] = ops_.size();
     ops_.push_back(op);
@@ -87,6 +102,7 @@ Status ChipOpLog::erase(BlockNumber block) {
   last_program_[block.value] = OpKind::unknown_program;
   const Ppn first = geometry().first_page(block);
   std::fill_n(page_program_.begin() + static_cast<std::ptrdiff_t>(first.value), geometry().pages_per_block, kNone);
+  note(op.kind, 0);
   ops_.push_back(op);
   return inner_.erase(block);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flashdir/nand/chip.h"
+#include "flashdir/nand/faulty_chip.h"
 
 namespace flashdir::testing {
 
@@ -59,10 +60,19 @@ class ChipOpLog final : public NandChip {
   std::uint64_t count() const { return ops_.size(); }
   // The program that put what `page` holds there, if this log saw it; nullptr otherwise.
   const ChipOp* holding(Ppn page) const;
+  // Aims the power cut of `faulty`, the chip this log wraps, at the operation of `kind` that
+  // comes after `skip` others of that kind: a cut that reaches its step whatever the workload.
+  void aim(FaultyChip& faulty, OpKind kind, std::uint64_t skip);
 
  private:
+  // Counts an operation about to reach the chip at `offset` operations from now; fires the aim.
+  void note(OpKind kind, std::uint64_t offset);
+
   NandChip& inner_;
   std::uint64_t pool_first_block_;
+  FaultyChip* aimed_ = nullptr;
+  OpKind aim_kind_ = OpKind::read;
+  std::uint64_t aim_skip_ = 0;
   std::vector<ChipOp> ops_;
   std::vector<OpKind> last_program_;         // per block
   std::vector<std::uint64_t> page_program_;  // per page: index of its program in ops_, or kNone

@@ -11,7 +11,9 @@
 namespace flashdir::testing {
 
 // Reads every LPN; returns the first value the oracle does not allow given the durable
-// watermark at the cut (empty if none), and settles the oracle to what was read.
+// watermark at the cut (empty if none), and settles the oracle to what was read. On a
+// metadata-only chip, which keeps no host data, the version is the one the OOB record of the
+// LPN's page carries.
 std::string verify_and_settle(Ftl& ftl, Oracle& oracle, std::uint64_t durable);
 
 // fsck's FTL check of the chip, read-only: its errors one per line, empty if it finds none.

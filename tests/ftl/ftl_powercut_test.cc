@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 #include "ftl/layout.h"
 #include "chip_op_log.h"
 #include "durability_check.h"
 #include "ftl_harness.h"
 #include "host.h"
+#include "read_flips.h"
 #include "support/seed.h"
 #include "workload_driver.h"
 
@@ -24,16 +26,48 @@ struct CutStats {
   std::map<std::string, int> where;
   int cuts = 0;
   int during_recovery = 0;
+  int recovery_cuts_in_a_row = 0;  // the most, over the runs
+  int during_rebuild = 0;
+  std::uint64_t recovery_flips = 0;  // bits flipped while recovering
 };
+
+// Where the cuts of a run aim, in turn (each run starting elsewhere): every step of the
+// persistence protocol, so coverage does not depend on luck, and anywhere at random.
+constexpr std::optional<OpKind> kAims[] = {OpKind::cold_data,  OpKind::gc_copy,    OpKind::pool_erase, OpKind::translation,
+                                           OpKind::checkpoint, OpKind::slot_erase, OpKind::read,       std::nullopt};
+// Recovery reads the checkpoint and scans, writes translation pages and a checkpoint (in a
+// slot it erases first): cuts aimed there land inside it whatever its length.
+constexpr OpKind kRecoveryAims[] = {OpKind::read, OpKind::translation, OpKind::slot_erase, OpKind::checkpoint};
+// A cut nothing aimed at comes at the latest here, so that a workload always ends.
+constexpr std::uint64_t kBackstopOperation = 200000;
 
 // What the operation in flight at the cut was about.
 std::string in_flight(const ChipOpLog& log, const FaultyChip& faulty) {
   return op_kind_name(log.ops()[faulty.cut().operation_index].kind);
 }
 
-// One run: format, then `cuts` times: run a workload on the faulty chip until the power goes;
-// sometimes cut the power again during the recovery that follows; recover on a healthy chip
-// and check every LPN.
+// Opens the FTL on `chip` with `faulty` cutting the power at an operation of `kind` aimed at
+// (after up to `skip_max` others of its kind, if that many come); true if the power went.
+template <typename Open>
+bool cut_while(TestChip& chip, std::uint64_t pool_first_block, SeededRandom& random, OpKind kind,
+               std::uint64_t skip_max, CutStats& stats, const std::string& label, Open open) {
+  FaultPlan plan;
+  plan.seed = random.next_u64();
+  FaultyChip faulty(chip.chip(), plan);
+  ChipOpLog watched(faulty, pool_first_block);
+  watched.aim(faulty, kind, random.uniform(skip_max + 1));
+  const Status status = open(watched);
+  chip.reopen();
+  if (status.is_ok()) return false;
+  REQUIRE(status.code() == StatusCode::power_lost);
+  stats.where[label + in_flight(watched, faulty)]++;
+  return true;
+}
+
+// One run: format, then `cuts` times: run a workload on the faulty chip until the power goes
+// (at an aimed step, kAims); sometimes cut the power again, several times in a row, during the
+// recovery that follows, or inside a rebuild from a full scan (fsck -y); recover on a healthy
+// chip, sometimes with transient bit flips, and check every LPN.
 void run_with_cuts(Backend backend, const FtlOptions& options, std::uint64_t seed, int cuts, CutStats& stats,
                    const Geometry& g = small_ftl_geometry(), std::uint32_t longest_run = 6) {
   auto layout = ftl::FtlLayout::compute(g, options.overprovision_permille);
@@ -52,18 +86,32 @@ void run_with_cuts(Backend backend, const FtlOptions& options, std::uint64_t see
     INFO("cut " << cut);
     {
       REQUIRE(fsck_errors(chip.chip(), options) == "");
-      auto ftl = Ftl::open(chip.chip(), chip.clock(), options);
+      // Every other recovery meets transient bit flips, which its re-reads must ride out.
+      ReadFlips flips(chip.chip(), random.next_u64());
+      if (cut % 2 == 1) flips.flip_one_in(64);
+      auto ftl = Ftl::open(flips, chip.clock(), options);
       REQUIRE_OK(ftl);
+      stats.recovery_flips += flips.flips();
+      flips.flip_one_in(0);
+      const RecoveryReport& recovery = (*ftl)->recovery();
       REQUIRE((*ftl)->durable_seq() >= durable);
       REQUIRE(verify_and_settle(**ftl, oracle, durable) == "");
-      REQUIRE((*ftl)->recovery().dangling_mappings == 0);
-      REQUIRE((*ftl)->recovery().shared_pages == 0);
+      REQUIRE(recovery.dangling_mappings == 0);
+      REQUIRE(recovery.shared_pages == 0);
+      REQUIRE(recovery.lost_lpns == 0);
+      REQUIRE((*ftl)->lost_lpns().empty());
     }
     FaultPlan plan;
     plan.seed = random.next_u64();
-    plan.cut_one_in = 1200;
+    const std::optional<OpKind> aim = kAims[(seed + static_cast<std::uint64_t>(cut)) % std::size(kAims)];
+    if (aim) {
+      plan.cut_at_operation = kBackstopOperation;
+    } else {
+      plan.cut_one_in = 1200;
+    }
     FaultyChip faulty(chip.chip(), plan);
     ChipOpLog watched(faulty, layout->pool_first_block);
+    if (aim) watched.aim(faulty, *aim, random.uniform(40));
     auto ftl = Ftl::open(watched, chip.clock(), options);
     if (!ftl.is_ok()) {  // the power went while opening
       REQUIRE(ftl.status().code() == StatusCode::power_lost);
@@ -93,20 +141,25 @@ void run_with_cuts(Backend backend, const FtlOptions& options, std::uint64_t see
     ftl = Status::power_lost("dropped");
     chip.reopen();
 
-    if (random.uniform(3) == 0) {  // and once more while recovering from it
-      FaultPlan again;
-      again.seed = random.next_u64();
-      again.cut_at_operation = random.uniform(300);
-      FaultyChip faulty_again(chip.chip(), again);
-      ChipOpLog watched_again(faulty_again, layout->pool_first_block);
-      auto recovering = Ftl::open(watched_again, chip.clock(), options);
-      if (!recovering.is_ok()) {
-        REQUIRE(recovering.status().code() == StatusCode::power_lost);
-        ++stats.during_recovery;
-        stats.where["recovery: " + in_flight(watched_again, faulty_again)]++;
+    // And again, up to three times in a row, while recovering from it.
+    int in_a_row = 0;
+    for (std::uint64_t again = random.uniform(4); again > 0; --again) {
+      const OpKind kind = kRecoveryAims[random.uniform(std::size(kRecoveryAims))];
+      in_a_row += cut_while(chip, layout->pool_first_block, random, kind, 8, stats, "recovery: ", [&](NandChip& c) {
+        return Ftl::open(c, chip.clock(), options).status();
+      });
+    }
+    stats.during_recovery += in_a_row;
+    stats.recovery_cuts_in_a_row = std::max(stats.recovery_cuts_in_a_row, in_a_row);
+    // Or inside fsck -y's rebuild from a full scan, once or twice.
+    if (random.uniform(4) == 0) {
+      for (std::uint64_t again = random.between(1, 2); again > 0; --again) {
+        const bool scanning = random.one_in(2);  // or writing its checkpoint
+        stats.during_rebuild += cut_while(chip, layout->pool_first_block, random,
+                                          scanning ? OpKind::read : OpKind::checkpoint, scanning ? 400 : 1, stats,
+                                          "rebuild: ",
+                                          [&](NandChip& c) { return Ftl::rebuild(c, chip.clock(), options).status(); });
       }
-      recovering = Status::power_lost("dropped");
-      chip.reopen();
     }
   }
   // A last recovery on a healthy chip, then a clean close and open.
@@ -144,7 +197,10 @@ TEST_CASE("power cuts anywhere keep the durability contract", "[ftl][powercut]")
   }
   std::string summary;
   for (const auto& [where, count] : stats.where) summary += fmt::format("{}: {}\n", where, count);
-  fmt::print("{} power cuts ({} during recovery); operation in flight:\n{}", stats.cuts, stats.during_recovery, summary);
+  fmt::print("{} power cuts, {} more during recovery (up to {} in a row), {} inside a rebuild; {} bits flipped during "
+             "recovery; operation in flight:\n{}",
+             stats.cuts, stats.during_recovery, stats.recovery_cuts_in_a_row, stats.during_rebuild, stats.recovery_flips,
+             summary);
   INFO("cuts by operation in flight:\n" << summary);
   CHECK(stats.cuts == runs_done * 12);
   if (!runs.all_selected()) return;
@@ -156,7 +212,10 @@ TEST_CASE("power cuts anywhere keep the durability contract", "[ftl][powercut]")
     for (const auto& [what, count] : stats.where) cuts += what.starts_with(where) ? count : 0;
     CHECK(cuts >= 2);
   }
-  CHECK(stats.during_recovery >= 1);
+  CHECK(stats.during_recovery >= 10);
+  CHECK(stats.recovery_cuts_in_a_row >= 3);
+  CHECK(stats.during_rebuild >= 2);
+  CHECK(stats.recovery_flips >= 10);
 }
 
 TEST_CASE("power cuts on the image backend", "[ftl][powercut]") {
@@ -165,6 +224,26 @@ TEST_CASE("power cuts on the image backend", "[ftl][powercut]") {
   CutStats stats;
   run_with_cuts(Backend::image, small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy), seed, 20, stats);
   CHECK(stats.cuts == 20);
+}
+
+TEST_CASE("power cuts on the metadata-only backend", "[ftl][powercut]") {
+  // The backend of trace replay: host pages carry no data, so versions are read from the OOB
+  // records, and recovery's scan must still verify the translation pages' data.
+  const SeededRuns runs(4000);
+  CutStats stats;
+  int runs_done = 0;
+  std::uint64_t run = 0;
+  for (auto mapping : {format::MappingScheme::cftl, format::MappingScheme::dftl, format::MappingScheme::page}) {
+    const std::uint64_t this_run = run++;
+    if (!runs.selected(this_run)) continue;
+    ++runs_done;
+    const std::uint64_t seed = runs.seed(this_run);
+    INFO(fmt::format("{}, seed {}\nreplay: {}", format::mapping_scheme_name(mapping), seed, runs.replay_command(this_run)));
+    FtlOptions options = small_cache_options(mapping, format::GcPolicy::dual_greedy);
+    options.checkpoint_interval_pages = 40;
+    run_with_cuts(Backend::metadata, options, seed, 12, stats);
+  }
+  CHECK(stats.cuts == runs_done * 12);
 }
 
 TEST_CASE("power cuts on a chip of 4 KiB pages and 128-page blocks", "[ftl][powercut]") {

@@ -11,6 +11,7 @@ Host::Host(Ftl& ftl, Oracle& oracle)
     : ftl_(ftl),
       oracle_(oracle),
       geometry_(ftl.core().layout().geometry),
+      stores_data_(ftl.core().chip().stores_data()),
       version_(ftl.durable_seq()),
       durable_(ftl.durable_seq()) {}
 
@@ -49,7 +50,7 @@ void Host::trim(std::uint64_t lpn, std::uint32_t count) {
 void Host::read(std::uint64_t lpn, std::uint32_t count) {
   if (power_lost_) return;
   std::vector<std::uint8_t> buffer(std::size_t{count} * geometry_.page_size_bytes);
-  if (!acknowledged(ftl_.read(Lpn(lpn), count, buffer))) return;
+  if (!acknowledged(ftl_.read(Lpn(lpn), count, buffer)) || !stores_data_) return;
   for (std::uint32_t i = 0; i < count; ++i) {
     const ConstByteSpan page =
         ConstByteSpan(buffer).subspan(std::size_t{i} * geometry_.page_size_bytes, geometry_.page_size_bytes);

@@ -36,6 +36,7 @@ class Host {
   Ftl& ftl_;
   Oracle& oracle_;
   Geometry geometry_;
+  bool stores_data_;  // reads return host data (not on a metadata-only chip)
   std::uint64_t version_;
   std::uint64_t durable_;
   bool power_lost_ = false;

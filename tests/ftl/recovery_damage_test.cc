@@ -9,6 +9,7 @@
 #include "ftl/ftl_core.h"
 #include "ftl/ram/ram_manager.h"
 #include "ftl_harness.h"
+#include "read_flips.h"
 
 using namespace flashdir;
 using namespace flashdir::testing;
@@ -18,40 +19,6 @@ namespace {
 constexpr format::MappingScheme kSchemes[] = {format::MappingScheme::cftl, format::MappingScheme::dftl,
                                               format::MappingScheme::page};
 constexpr std::uint64_t kLpn = 3;
-
-// Passes everything to `inner`, but flips one data bit of `page` the first time a read returns it.
-class FlipOnceChip final : public NandChip {
- public:
-  FlipOnceChip(NandChip& inner, Ppn page) : inner_(inner), page_(page) {}
-
-  const Geometry& geometry() const override { return inner_.geometry(); }
-  bool stores_data() const override { return inner_.stores_data(); }
-  std::string_view backend_name() const override { return inner_.backend_name(); }
-  LatencyProfile latency() const override { return inner_.latency(); }
-  Status read(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) override {
-    FLASHDIR_TRY(inner_.read(first, count, data, oob));
-    if (!flipped_ && !data.empty() && page_.value >= first.value && page_.value < first.value + count) {
-      data[(page_.value - first.value) * geometry().page_size_bytes + 7] ^= 0x01;
-      flipped_ = true;
-    }
-    return Status::ok();
-  }
-  Status program(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
-    return inner_.program(first, count, data, oob);
-  }
-  Status erase(BlockNumber block) override { return inner_.erase(block); }
-  Status sync() override { return inner_.sync(); }
-  std::uint32_t next_page(BlockNumber block) const override { return inner_.next_page(block); }
-  std::uint32_t erase_count(BlockNumber block) const override { return inner_.erase_count(block); }
-  const ChipCounters& counters() const override { return inner_.counters(); }
-
-  bool flipped() const { return flipped_; }
-
- private:
-  NandChip& inner_;
-  Ppn page_;
-  bool flipped_ = false;
-};
 
 // Version 1 of LPNs [0, P) checkpointed, then version 2 written past the device RAM (durable
 // at once) and the power cut before any flush: recovery must roll version 2 forward.
@@ -104,10 +71,11 @@ TEST_CASE("recovery reads a page again when a bit flips during its scan", "[ftl]
   const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
   INFO(format::mapping_scheme_name(scheme));
   Rig rig(scheme);
-  FlipOnceChip flipping(rig.chip, rig.page);
+  ReadFlips flipping(rig.chip, 1);
+  flipping.flip_next_read_of(rig.page);
   auto ftl = Ftl::open(flipping, rig.clock, rig.options);
   REQUIRE_OK(ftl);
-  REQUIRE(flipping.flipped());
+  REQUIRE(flipping.flips() == 1);
   REQUIRE_FALSE((*ftl)->recovery().clean);
   CHECK((*ftl)->recovery().damaged_pages == 0);
   for (std::uint64_t lpn = 0; lpn < rig.g.pages_per_block; ++lpn) CHECK(rig.version(**ftl, lpn) == 2);

@@ -68,6 +68,10 @@ class FaultyChip final : public NandChip {
   std::uint32_t erase_count(BlockNumber block) const override { return inner_.erase_count(block); }
   const ChipCounters& counters() const override { return inner_.counters(); }
 
+  // Moves the planned cut to operation `index` (one not reached yet): a test that recognises
+  // an operation as it comes aims the cut at it.
+  void cut_at_operation(std::uint64_t index) { plan_.cut_at_operation = index; }
+
   bool power_lost() const { return cut_.happened; }
   const CutReport& cut() const { return cut_; }
   std::uint64_t operations() const { return operations_; }
