@@ -14,10 +14,12 @@
 
 #include "flashdir/sim/compare.h"
 #include "flashdir/sim/config.h"
+#include "flashdir/sim/memory_estimate.h"
 #include "flashdir/sim/report.h"
 #include "flashdir/sim/runner.h"
 #include "flashdir/sim/simulation.h"
 #include "flashdir/sim/workload.h"
+#include "flashdir/size.h"
 
 namespace {
 
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
   std::optional<std::uint32_t> device;
   std::vector<std::string> compare_texts;
   bool json = false;
+  std::string max_memory_text = fmt::format("{}M", default_max_memory_bytes() >> 20);
 
   app.add_option("TRACE", trace_path, "Trace file; its format is detected from the first request line");
   app.add_option(
@@ -112,6 +115,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json,
                "Print one JSON document (options, trace, one object per configuration) instead of "
                "the table");
+
+  app.add_option("--max-memory", max_memory_text,
+                 "Refuse runs whose estimated memory exceeds SIZE (chip store, FTL, oracle, trace); the "
+                 "default is 4 GiB or half the machine's memory if less")
+      ->type_name("SIZE")
+      ->capture_default_str();
 
   // Every configuration key is an option of the same name.
   const SimConfig defaults;
@@ -154,6 +163,9 @@ int main(int argc, char** argv) {
     if (Status s = base.set(k.name, k.value); !s.is_ok()) return refuse(s);
   }
 
+  auto max_memory = parse_size(max_memory_text);
+  if (!max_memory.is_ok()) return refuse(max_memory.status().with_context("--max-memory"));
+
   if (trace_path.empty() == synthetic.empty()) {
     return refuse(Status::invalid_argument("give either a TRACE file or --synthetic SPEC (see --help)"));
   }
@@ -189,6 +201,7 @@ int main(int argc, char** argv) {
   if (!loaded.is_ok()) return refuse(loaded.status());
   auto plan = plan_simulation(loaded->trace, std::move(variants).value());
   if (!plan.is_ok()) return refuse(plan.status());
+  if (Status s = check_memory(*plan, *max_memory); !s.is_ok()) return refuse(s);
   SimulationReport report =
       start_report(loaded->input, base, axes, summarize_trace(loaded->trace, loaded->seconds), *plan);
   loaded->trace = Trace{};  // the compacted traces are all the runs need

@@ -63,14 +63,15 @@ std::string input_text(const InputDescription& input) {
 
 std::string footprint_text(const FootprintSummary& f) {
   const std::uint64_t chunk_bytes = std::uint64_t{f.page_size_bytes} * f.pages_per_chunk;
-  return fmt::format("{} chunks of {} = {} ({} B pages, {} order); {} pages touched ({}); {} requests cut",
-                     f.chunk_count, format_size(chunk_bytes), format_size(f.chunk_count * chunk_bytes),
+  return fmt::format("span {} chunks of {} = {} pages, {} ({} B pages, {} order); {} pages touched ({}); {} "
+                     "requests cut",
+                     f.chunk_count, format_size(chunk_bytes), f.footprint_pages, format_size(f.chunk_count * chunk_bytes),
                      f.page_size_bytes, chunk_order_name(f.order), f.touched_pages,
                      format_size(f.touched_pages * f.page_size_bytes), f.cut_requests);
 }
 
 std::string chip_text(const ConfigurationReport& c) {
-  return fmt::format("{}; {} logical pages ({}); utilization {:.3f}", c.geometry.describe(), c.logical_pages,
+  return fmt::format("{}; {} logical pages ({}); utilization {:.3f} (span / logical)", c.geometry.describe(), c.logical_pages,
                      format_size(c.logical_pages * c.geometry.page_size_bytes), c.utilization);
 }
 

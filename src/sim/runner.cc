@@ -12,6 +12,7 @@
 #include "flashdir/nand/page_store.h"
 #include "flashdir/nand/simulated_chip.h"
 #include "flashdir/random.h"
+#include "flashdir/sim/chip_sizing.h"
 #include "flashdir/size.h"
 
 namespace flashdir::sim {
@@ -196,12 +197,12 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
   const auto run_started = WallClock::now();
   FLASHDIR_TRY(config.validate());
   FLASHDIR_TRY(geometry.validate());
-  if (geometry.page_size_bytes != trace.page_size_bytes ||
-      geometry.pages_per_block != trace.pages_per_chunk) {
+  if (geometry.page_size_bytes != trace.page_size_bytes || trace.pages_per_chunk != config.chunk_pages(geometry)) {
     return Status::invalid_argument(fmt::format(
         "the trace was compacted for {}-byte pages in chunks of {}, the chip has {}-byte pages in blocks of "
-        "{}",
-        trace.page_size_bytes, trace.pages_per_chunk, geometry.page_size_bytes, geometry.pages_per_block));
+        "{} (chunk-pages={})",
+        trace.page_size_bytes, trace.pages_per_chunk, geometry.page_size_bytes, geometry.pages_per_block,
+        config.get("chunk-pages").value()));
   }
   RunResult result;
   result.geometry = geometry;
@@ -211,14 +212,7 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
   const std::uint32_t max_pages = std::max({trace.max_request_pages, geometry.pages_per_block, kMaxAgingRun});
   FLASHDIR_TRY(device->open(config, max_pages));
   result.logical_pages = device->ftl().logical_pages();
-  if (trace.footprint_pages() > result.logical_pages) {
-    return Status::invalid_argument(
-        fmt::format("the chip ({}) is too small: its logical space holds {} pages ({}), the trace's "
-                    "footprint needs {} ({})",
-                    geometry.describe(), result.logical_pages,
-                    format_size(result.logical_pages * geometry.page_size_bytes), trace.footprint_pages(),
-                    format_size(trace.footprint_pages() * geometry.page_size_bytes)));
-  }
+  FLASHDIR_TRY(check_span_fits(geometry, result.logical_pages, trace));
 
   if (config.prefill) FLASHDIR_TRY(prefill(*device, result));
   FLASHDIR_TRY(age(*device, config.age_factor, config.seed, result));

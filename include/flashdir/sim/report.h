@@ -60,7 +60,7 @@ struct ConfigurationReport {
   std::size_t footprint_index = 0;  // into SimulationReport::footprints
   Geometry geometry;
   std::uint64_t logical_pages = 0;
-  double utilization = 0;           // footprint / logical pages
+  double utilization = 0;           // compacted span / logical pages
   std::optional<RunResult> result;  // once run
 };
 
