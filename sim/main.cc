@@ -28,6 +28,7 @@ using namespace flashdir::sim;
 
 constexpr int kExitFailure = 1;  // bad input, a chip too small, an FTL error
 constexpr int kExitUsage = 2;    // the command line itself
+constexpr int kExitViolation = 3;  // torture mode found a breach of the durability contract
 
 int refuse(const Status& status) {
   fmt::print(stderr, "flashdir-sim: {}\n", status.message());
@@ -222,5 +223,10 @@ int main(int argc, char** argv) {
     report.configurations[i].result = std::move(result).value();
   }
   fmt::print("{}", json ? format_json(report) : format_table(report));
+  for (const ConfigurationReport& c : report.configurations) {
+    if (c.result->power_cuts && (c.result->power_cuts->violation_count != 0 || c.result->power_cuts->stopped)) {
+      return kExitViolation;
+    }
+  }
   return 0;
 }

@@ -12,6 +12,7 @@ namespace flashdir::sim {
 namespace {
 
 constexpr std::size_t kLineWidth = 100;
+constexpr std::size_t kTableWidth = 120;  // wider tables wrap into several
 constexpr std::size_t kHeaderIndent = 11;  // "footprint  "
 
 std::string duration_text(std::uint64_t ns) {
@@ -216,6 +217,42 @@ std::string format_header(const SimulationReport& report) {
   return out;
 }
 
+namespace {
+
+// Columns [first, last) of the table, with the row names.
+void add_table(std::string& out, const std::vector<Row>& rows, const std::vector<const ConfigurationReport*>& columns,
+               const std::vector<std::vector<std::string>>& cells, const std::vector<std::size_t>& width,
+               std::size_t name_width, std::size_t first, std::size_t last) {
+  out += fmt::format("{:<{}}", "", name_width);
+  for (std::size_t j = first; j < last; ++j) out += fmt::format("  {:>{}}", columns[j]->variant.label(), width[j]);
+  out += "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out += fmt::format("{:<{}}", rows[i].name, name_width);
+    for (std::size_t j = first; j < last; ++j) out += fmt::format("  {:>{}}", cells[i][j], width[j]);
+    out += "\n";
+  }
+}
+
+void add_verdict(std::string& out, const SimulationReport& report, const ConfigurationReport& c,
+                 const PowerCutVerdict& v) {
+  std::string line = fmt::format("{} power cuts survived ({} during recovery); {} violation{}; {} LPNs checked "
+                                 "after cuts, {} read pages between them",
+                                 v.cuts, v.recovery_cuts, v.violation_count, v.violation_count == 1 ? "" : "s",
+                                 v.checked_lpns, v.checked_read_pages);
+  if (v.stopped) line += "; the replay stopped: recovery failed";
+  add_line(out, "verdict", fmt::format("[{}] {}", c.variant.label(), line));
+  const std::string command = reproduce_command(report.input, c.variant.config);
+  for (const PowerCutVerdict::Violation& violation : v.violations) {
+    add_line(out, "", fmt::format("violation after cut {} (seed {}): {}; reproduce: {}", violation.cut,
+                                  c.variant.config.seed, violation.what, command));
+  }
+  if (v.violation_count > v.violations.size()) {
+    add_line(out, "", fmt::format("... and {} more", v.violation_count - v.violations.size()));
+  }
+}
+
+}  // namespace
+
 std::string format_table(const SimulationReport& report) {
   std::vector<const ConfigurationReport*> columns;
   for (const ConfigurationReport& c : report.configurations) {
@@ -233,14 +270,18 @@ std::string format_table(const SimulationReport& report) {
       width[j] = std::max(width[j], cells[i][j].size());
     }
   }
-  std::string out = fmt::format("{:<{}}", "", name_width);
-  for (std::size_t j = 0; j < columns.size(); ++j)
-    out += fmt::format("  {:>{}}", columns[j]->variant.label(), width[j]);
-  out += "\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    out += fmt::format("{:<{}}", rows[i].name, name_width);
-    for (std::size_t j = 0; j < columns.size(); ++j) out += fmt::format("  {:>{}}", cells[i][j], width[j]);
-    out += "\n";
+  // As many columns per table as fit in a line (at least one).
+  std::string out;
+  for (std::size_t first = 0; first < columns.size();) {
+    std::size_t last = first + 1;
+    std::size_t line = name_width + 2 + width[first];
+    while (last < columns.size() && line + 2 + width[last] <= kTableWidth) line += 2 + width[last++];
+    if (first != 0) out += "\n";
+    add_table(out, rows, columns, cells, width, name_width, first, last);
+    first = last;
+  }
+  for (const ConfigurationReport* c : columns) {
+    if (c->result->power_cuts) add_verdict(out, report, *c, *c->result->power_cuts);
   }
   return out;
 }

@@ -7,10 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include "device.h"
 #include "flashdir/clock.h"
 #include "flashdir/ftl/ftl.h"
-#include "flashdir/nand/page_store.h"
-#include "flashdir/nand/simulated_chip.h"
 #include "flashdir/random.h"
 #include "flashdir/sim/chip_sizing.h"
 #include "flashdir/size.h"
@@ -18,6 +17,7 @@
 namespace flashdir::sim {
 namespace {
 
+using detail::Device;
 using WallClock = std::chrono::steady_clock;
 
 double seconds_since(WallClock::time_point start) {
@@ -38,49 +38,6 @@ std::uint64_t scaled_ns(std::uint64_t ns, double scale) {
   const double scaled = std::round(static_cast<double>(ns) * scale);
   return scaled >= 0x1p62 ? std::uint64_t{1} << 62 : static_cast<std::uint64_t>(scaled);
 }
-
-// The FTL, its chip and clock, and the buffer host data goes through when the chip keeps data
-// (zeros: the content does not matter, only that it is verified on the way back).
-class Device {
- public:
-  Device(const SimConfig& config, const Geometry& geometry)
-      : chip_(config.backend == Backend::memory ? make_memory_store(geometry) : make_metadata_store(geometry),
-              config.latency_profile(), clock_) {}
-
-  Status open(const SimConfig& config, std::uint32_t max_request_pages) {
-    auto ftl = Ftl::format(chip_, clock_, config.ftl_options());
-    if (!ftl.is_ok()) return ftl.status().with_context("formatting the FTL");
-    ftl_ = std::move(ftl).value();
-    if (chip_.stores_data())
-      buffer_.assign(std::size_t{max_request_pages} * chip_.geometry().page_size_bytes, 0);
-    return Status::ok();
-  }
-
-  Ftl& ftl() { return *ftl_; }
-  SimulatedChip& chip() { return chip_; }
-  SimClock& clock() { return clock_; }
-
-  Status write(std::uint64_t lpn, std::uint32_t count) {
-    const ConstByteSpan data =
-        buffer_.empty() ? ConstByteSpan() : ConstByteSpan(buffer_.data(), bytes(count));
-    auto seq = ftl_->write(Lpn(lpn), count, data);
-    return seq.is_ok() ? Status::ok() : seq.status();
-  }
-  Status read(std::uint64_t lpn, std::uint32_t count) {
-    const ByteSpan data = buffer_.empty() ? ByteSpan() : ByteSpan(buffer_.data(), bytes(count));
-    return ftl_->read(Lpn(lpn), count, data);
-  }
-
- private:
-  std::size_t bytes(std::uint32_t count) const {
-    return std::size_t{count} * chip_.geometry().page_size_bytes;
-  }
-
-  SimClock clock_;  // before chip_, which borrows it
-  SimulatedChip chip_;
-  std::unique_ptr<Ftl> ftl_;
-  std::vector<std::uint8_t> buffer_;
-};
 
 // The whole logical space, in order, a block's worth of pages per request.
 Status prefill(Device& device, RunResult& result) {
@@ -134,7 +91,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
     std::uint64_t arrival_ns = 0;  // of the trace request being served
     std::uint64_t started_ns = 0;
     bool first_piece = true;
-    for (const ReplayRequest* r = begin; r != end; ++r) {
+    for (const ReplayRequest* r = begin; r != end && !device.stopped(); ++r) {
       if (first_piece) {
         if (!closed_loop) {
           arrival_ns = pass_start_ns + scaled_ns(r->arrival_ns, scale);
@@ -168,7 +125,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       }
       if (flush_every != 0 && ++since_flush == flush_every) {
         since_flush = 0;
-        if (Status f = device.ftl().flush(); !f.is_ok()) return f.with_context("flush");
+        if (Status f = device.flush(); !f.is_ok()) return f.with_context("flush");
         ++result.flushes;
       }
     }
@@ -210,23 +167,24 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
 
   auto device = std::make_unique<Device>(config, geometry);
   const std::uint32_t max_pages = std::max({trace.max_request_pages, geometry.pages_per_block, kMaxAgingRun});
-  FLASHDIR_TRY(device->open(config, max_pages));
+  FLASHDIR_TRY(device->open(max_pages));
   result.logical_pages = device->ftl().logical_pages();
   FLASHDIR_TRY(check_span_fits(geometry, result.logical_pages, trace));
 
   if (config.prefill) FLASHDIR_TRY(prefill(*device, result));
   FLASHDIR_TRY(age(*device, config.age_factor, config.seed, result));
   // The replay starts on an idle device: the write buffer drained, as after any pause.
-  if (Status s = device->ftl().flush(); !s.is_ok()) return s.with_context("flushing before the replay");
+  if (Status s = device->flush(); !s.is_ok()) return s.with_context("flushing before the replay");
 
-  const FtlStats before = device->ftl().stats();
+  device->start_replay();
   const std::vector<std::uint32_t> erases_before = erase_counts(device->chip());
   const std::uint64_t replay_started_ns = device->clock().now_ns();
   const auto replay_started = WallClock::now();
   FLASHDIR_TRY(replay(*device, config, trace, result));
   result.replay_wall_seconds = seconds_since(replay_started);
   result.simulated_ns = device->clock().now_ns() - replay_started_ns;
-  result.stats = stats_delta(before, device->ftl().stats());
+  result.stats = device->measured_stats();
+  if (const PowerCutVerdict* verdict = device->verdict(); verdict != nullptr) result.power_cuts = *verdict;
   result.replay_erases = erase_spread(device->chip(), erases_before);
   result.end_erases = erase_spread(device->chip());
   result.total_requests = result.prefill_requests + result.aging_requests + result.stats.read_requests +

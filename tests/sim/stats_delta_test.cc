@@ -106,6 +106,19 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(none.read_requests == 0);
   CHECK(none.service_ns == 0);
   CHECK(none.write_amplification() == 0.0);
+
+  // Sessions add up: the deltas of two sessions summed, the gauges of the later one.
+  FtlStats total = d;
+  stats_add(total, stats_delta(before, before));
+  CHECK(total.read_requests == d.read_requests);
+  CHECK(total.free_blocks == before.free_blocks);
+  stats_add(total, d);
+  CHECK(total.read_requests == 2 * d.read_requests);
+  CHECK(total.aps_repartitions == 2 * d.aps_repartitions);
+  CHECK(total.service_ns == 2 * d.service_ns);
+  CHECK(total.ram_mapping_share_sum == 2 * d.ram_mapping_share_sum);
+  CHECK(total.free_blocks == d.free_blocks);
+  CHECK(total.erase_count_max == d.erase_count_max);
 }
 
 TEST_CASE("stats delta: erases per block since a snapshot", "[sim][stats]") {
