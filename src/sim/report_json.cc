@@ -35,6 +35,8 @@ json stats_json(const FtlStats& s) {
       {"gc_translation_copies", s.gc_translation_copies},
       {"translation_page_reads", s.translation_page_reads},
       {"translation_page_writes", s.translation_page_writes},
+      {"gc_translation_page_reads", s.gc_translation_page_reads},
+      {"gc_translation_page_writes", s.gc_translation_page_writes},
       {"mapping_lookups", s.mapping_lookups},
       {"mapping_hits", s.mapping_hits},
       {"mapping_read_lookups", s.mapping_read_lookups},

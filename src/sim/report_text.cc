@@ -112,8 +112,16 @@ std::vector<Row> table_rows() {
          return r.stats.write_pages == 0 ? std::string("-")
                                          : fmt::format("{:.3f}", r.stats.write_amplification());
        }},
-      {"translation page reads", count(&FtlStats::translation_page_reads)},
-      {"translation page writes", count(&FtlStats::translation_page_writes)},
+      {"translation page reads outside / in GC",
+       [](C, R r) {
+         return fmt::format("{} / {}", r.stats.translation_page_reads - r.stats.gc_translation_page_reads,
+                            r.stats.gc_translation_page_reads);
+       }},
+      {"translation page writes outside / in GC",
+       [](C, R r) {
+         return fmt::format("{} / {}", r.stats.translation_page_writes - r.stats.gc_translation_page_writes,
+                            r.stats.gc_translation_page_writes);
+       }},
       {"mapping hit ratio", [](C, R r) { return ratio_text(r.stats.mapping_hits, r.stats.mapping_lookups); }},
       {"  reads / writes",
        [](C, R r) {

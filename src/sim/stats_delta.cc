@@ -25,6 +25,8 @@ constexpr std::uint64_t FtlStats::*kCounters[] = {
     &FtlStats::gc_translation_copies,
     &FtlStats::translation_page_reads,
     &FtlStats::translation_page_writes,
+    &FtlStats::gc_translation_page_reads,
+    &FtlStats::gc_translation_page_writes,
     &FtlStats::mapping_lookups,
     &FtlStats::mapping_hits,
     &FtlStats::mapping_read_lookups,

@@ -54,7 +54,9 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
                      &FtlStats::evicted_translation_pages,
                      &FtlStats::ram_page_ops,
                      &FtlStats::ram_ns,
-                     &FtlStats::aps_repartitions}) {
+                     &FtlStats::aps_repartitions,
+                     &FtlStats::gc_translation_page_reads,
+                     &FtlStats::gc_translation_page_writes}) {
     before.*field = value;
     after.*field = 3 * value + 1;
     ++value;
@@ -90,6 +92,7 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(d.mapping_read_lookups == 2 * 27 + 1);
   CHECK(d.ram_ns == 2 * 40 + 1);
   CHECK(d.aps_repartitions == 2 * 41 + 1);
+  CHECK(d.gc_translation_page_writes == 2 * 43 + 1);
   CHECK(d.ram_mapping_share_sum == 19.5);
   CHECK(d.ram_budget_bytes == 65536);
   CHECK(d.ram_mapping_bytes == 2048);
