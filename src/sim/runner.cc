@@ -10,6 +10,7 @@
 #include "device.h"
 #include "flashdir/clock.h"
 #include "flashdir/ftl/ftl.h"
+#include "flashdir/progress.h"
 #include "flashdir/random.h"
 #include "flashdir/sim/chip_sizing.h"
 #include "flashdir/size.h"
@@ -19,6 +20,11 @@ namespace {
 
 using detail::Device;
 using WallClock = std::chrono::steady_clock;
+
+// A progress bar (on a terminal) for the steps with more requests than this, updated every
+// kProgressStride requests so that the loop stays tight.
+constexpr std::uint64_t kProgressMinRequests = 200'000;
+constexpr std::uint64_t kProgressStride = 4096;
 
 double seconds_since(WallClock::time_point start) {
   return std::chrono::duration<double>(WallClock::now() - start).count();
@@ -43,7 +49,9 @@ std::uint64_t scaled_ns(std::uint64_t ns, double scale) {
 Status prefill(Device& device, RunResult& result) {
   const std::uint64_t logical = device.ftl().logical_pages();
   const std::uint32_t run = device.chip().geometry().pages_per_block;
+  ProgressBar progress("prefill", logical / run, kProgressMinRequests);
   for (std::uint64_t lpn = 0; lpn < logical; lpn += run) {
+    if (result.prefill_requests % kProgressStride == 0) progress.update(result.prefill_requests);
     const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(run, logical - lpn));
     if (Status s = device.write(lpn, count); !s.is_ok()) {
       return s.with_context(fmt::format("prefill, writing LPNs [{}, {})", lpn, lpn + count));
@@ -60,7 +68,10 @@ Status age(Device& device, double factor, std::uint64_t seed, RunResult& result)
   const std::uint64_t logical = device.ftl().logical_pages();
   const auto target = static_cast<std::uint64_t>(std::llround(factor * static_cast<double>(logical)));
   SeededRandom random(seed);
+  // Runs average 8.5 pages.
+  ProgressBar progress("aging", target, kProgressMinRequests * 8);
   while (result.aging_pages < target) {
+    if (result.aging_requests % kProgressStride == 0) progress.update(result.aging_pages);
     const std::uint64_t longest =
         std::min<std::uint64_t>({kMaxAgingRun, logical, target - result.aging_pages});
     const auto count = static_cast<std::uint32_t>(random.between(1, longest));
@@ -84,6 +95,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
   std::uint64_t since_flush = 0;
   std::uint64_t completed = 0;
   const std::uint64_t sample_every = std::max<std::uint64_t>(1, trace.requests.size() * config.repeat / 256);
+  ProgressBar progress("replay", trace.requests.size() * config.repeat, kProgressMinRequests);
   const ReplayRequest* const begin = trace.requests.data();
   const ReplayRequest* const end = begin + trace.requests.size();
   for (std::uint32_t pass = 0; pass < config.repeat; ++pass) {
@@ -116,7 +128,8 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       result.response_ns += response_ns;
       result.response_ns_max = std::max(result.response_ns_max, response_ns);
       ++(r->is_read() ? result.reads : result.writes);
-      if (++completed % sample_every == 0) {
+      if (++completed % kProgressStride == 0) progress.update(completed);
+      if (completed % sample_every == 0) {
         const Ftl::RamSplit split = device.ftl().ram_split();
         result.mapping_partition.emplace_back(completed, split.budget_bytes == 0
                                                              ? 0.0
