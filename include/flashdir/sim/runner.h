@@ -13,8 +13,9 @@
 // cuts; during the replay the chip's power is cut as planned, the FTL reopened (recovery may
 // be cut too, up to twice in a row, then it runs uncut), every LPN read back and checked
 // against the oracle of the durability contract (durability_oracle.h), and the replay goes
-// on with the next request. Replayed reads are checked between cuts. Statistics add up the
-// FTL sessions; the checking reads are not counted and take no simulated time.
+// on with the next request. Replayed reads are checked between cuts. Statistics add up what
+// the FTL sessions did for the replay (recovery and the checking reads are not in them);
+// recovery's chip time advances the simulated clock, the checking reads take none.
 //
 // Not thread-safe; independent runs may go on different threads.
 #pragma once
