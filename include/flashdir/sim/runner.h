@@ -40,7 +40,8 @@ namespace flashdir::sim {
 // deterministic, its cuts seeded from the configuration's seed.
 struct PowerCutVerdict {
   struct Violation {
-    std::uint64_t cut = 0;  // 1-based number of the cut it followed (0: without a cut, a replayed read)
+    std::uint64_t cut = 0;  // cuts before it was found: the check after cut `cut`, or a replayed read
+                            // after it (0: before the first cut)
     std::string what;
   };
   static constexpr std::size_t kMaxViolationsKept = 20;
