@@ -14,10 +14,12 @@
 
 #include "flashdir/sim/compare.h"
 #include "flashdir/sim/config.h"
+#include "flashdir/sim/memory_estimate.h"
 #include "flashdir/sim/report.h"
 #include "flashdir/sim/runner.h"
 #include "flashdir/sim/simulation.h"
 #include "flashdir/sim/workload.h"
+#include "flashdir/size.h"
 
 namespace {
 
@@ -26,6 +28,7 @@ using namespace flashdir::sim;
 
 constexpr int kExitFailure = 1;  // bad input, a chip too small, an FTL error
 constexpr int kExitUsage = 2;    // the command line itself
+constexpr int kExitViolation = 3;  // torture mode found a breach of the durability contract
 
 int refuse(const Status& status) {
   fmt::print(stderr, "flashdir-sim: {}\n", status.message());
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   std::optional<std::uint32_t> device;
   std::vector<std::string> compare_texts;
   bool json = false;
+  std::string max_memory_text = fmt::format("{}M", default_max_memory_bytes() >> 20);
 
   app.add_option("TRACE", trace_path, "Trace file; its format is detected from the first request line");
   app.add_option(
@@ -112,6 +116,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json,
                "Print one JSON document (options, trace, one object per configuration) instead of "
                "the table");
+
+  app.add_option("--max-memory", max_memory_text,
+                 "Refuse runs whose estimated memory exceeds SIZE (chip store, FTL, oracle, trace); the "
+                 "default is 4 GiB or half the machine's memory if less")
+      ->type_name("SIZE")
+      ->capture_default_str();
 
   // Every configuration key is an option of the same name.
   const SimConfig defaults;
@@ -154,6 +164,9 @@ int main(int argc, char** argv) {
     if (Status s = base.set(k.name, k.value); !s.is_ok()) return refuse(s);
   }
 
+  auto max_memory = parse_size(max_memory_text);
+  if (!max_memory.is_ok()) return refuse(max_memory.status().with_context("--max-memory"));
+
   if (trace_path.empty() == synthetic.empty()) {
     return refuse(Status::invalid_argument("give either a TRACE file or --synthetic SPEC (see --help)"));
   }
@@ -189,6 +202,7 @@ int main(int argc, char** argv) {
   if (!loaded.is_ok()) return refuse(loaded.status());
   auto plan = plan_simulation(loaded->trace, std::move(variants).value());
   if (!plan.is_ok()) return refuse(plan.status());
+  if (Status s = check_memory(*plan, *max_memory); !s.is_ok()) return refuse(s);
   SimulationReport report =
       start_report(loaded->input, base, axes, summarize_trace(loaded->trace, loaded->seconds), *plan);
   loaded->trace = Trace{};  // the compacted traces are all the runs need
@@ -209,5 +223,10 @@ int main(int argc, char** argv) {
     report.configurations[i].result = std::move(result).value();
   }
   fmt::print("{}", json ? format_json(report) : format_table(report));
+  for (const ConfigurationReport& c : report.configurations) {
+    if (c.result->power_cuts && (c.result->power_cuts->violation_count != 0 || c.result->power_cuts->stopped)) {
+      return kExitViolation;
+    }
+  }
   return 0;
 }

@@ -51,4 +51,14 @@ Result<std::uint64_t> blocks_for_logical_pages(const Geometry& shape, std::uint1
   return high;
 }
 
+Status check_span_fits(const Geometry& chip, std::uint64_t logical_pages, const CompactTrace& trace) {
+  if (trace.footprint_pages() <= logical_pages) return Status::ok();
+  const std::uint32_t page = chip.page_size_bytes;
+  return Status::invalid_argument(fmt::format(
+      "the chip ({}) is too small: its logical space holds {} pages ({}), the trace's compacted span "
+      "needs {} ({} chunks of {} pages; the trace touches {} pages, {})",
+      chip.describe(), logical_pages, format_size(logical_pages * page), trace.footprint_pages(),
+      trace.chunk_count, trace.pages_per_chunk, trace.touched_pages, format_size(trace.touched_pages * page)));
+}
+
 }  // namespace flashdir::sim

@@ -31,6 +31,40 @@ const char* chunk_order_name(ChunkOrder order) {
   return "?";
 }
 
+Result<PowerCutPlan> parse_power_cut(std::string_view text) {
+  PowerCutPlan plan;
+  if (text == "off") return plan;
+  const std::size_t colon = text.find(':');
+  const std::string_view mode = text.substr(0, colon);
+  if (mode == "every") {
+    plan.mode = PowerCutPlan::Mode::every;
+  } else if (mode == "random") {
+    plan.mode = PowerCutPlan::Mode::random;
+  } else {
+    return Status::invalid_argument("expected off, every:N or random:N (N chip operations)");
+  }
+  if (colon == std::string_view::npos) {
+    return Status::invalid_argument(fmt::format("{} needs a number of chip operations: {}:N", mode, mode));
+  }
+  auto operations = value_text::parse_unsigned(text.substr(colon + 1));
+  if (!operations.is_ok()) return operations.status();
+  if (*operations == 0) return Status::invalid_argument("a power cut needs at least one chip operation between cuts");
+  plan.operations = *operations;
+  return plan;
+}
+
+std::string power_cut_text(const PowerCutPlan& plan) {
+  switch (plan.mode) {
+    case PowerCutPlan::Mode::off:
+      return "off";
+    case PowerCutPlan::Mode::every:
+      return fmt::format("every:{}", plan.operations);
+    case PowerCutPlan::Mode::random:
+      return fmt::format("random:{}", plan.operations);
+  }
+  return "?";
+}
+
 namespace {
 
 using value_text::parse_real;
@@ -252,6 +286,20 @@ Status set_compaction(SimConfig& c, std::string_view text) {
       fmt::format("unknown chunk order '{}' (expected address or first-touch)", text));
 }
 
+Status set_chunk_pages(SimConfig& c, std::string_view text) {
+  if (text == "block") {
+    c.chunk_pages_asked = 0;
+    return Status::ok();
+  }
+  auto value = parse_unsigned(text);
+  if (!value.is_ok()) return value.status();
+  if (*value == 0 || *value > UINT32_MAX) {
+    return Status::invalid_argument("a chunk holds at least one page (or say block)");
+  }
+  c.chunk_pages_asked = static_cast<std::uint32_t>(*value);
+  return Status::ok();
+}
+
 Status set_seed(SimConfig& c, std::string_view text) {
   auto value = parse_unsigned(text);
   if (!value.is_ok()) return value.status();
@@ -259,11 +307,18 @@ Status set_seed(SimConfig& c, std::string_view text) {
   return Status::ok();
 }
 
+Status set_power_cut(SimConfig& c, std::string_view text) {
+  auto plan = parse_power_cut(text);
+  if (!plan.is_ok()) return plan.status();
+  c.power_cut = *plan;
+  return Status::ok();
+}
+
 std::string on_off(bool value) {
   return value ? "on" : "off";
 }
 
-const std::array<KeyEntry, 24> kKeys = {{
+const std::array<KeyEntry, 26> kKeys = {{
     {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false},
      set_page_size,
      [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
@@ -282,14 +337,15 @@ const std::array<KeyEntry, 24> kKeys = {{
      set_backend,
      [](const SimConfig& c) { return std::string(backend_name(c.backend)); }},
     {{"size", "auto|SIZE",
-      "Chip capacity; auto: the smallest chip whose logical space holds the trace's footprint at the "
-      "utilization",
+      "Chip capacity; auto: the smallest chip whose logical space holds the trace's compacted span (see "
+      "chunk-pages) at the utilization",
       false},
      set_size,
      [](const SimConfig& c) {
        return c.chip_size_bytes == 0 ? std::string("auto") : size_text(c.chip_size_bytes);
      }},
-    {{"utilization", "FRACTION", "Footprint / logical space when sizing the chip automatically, in (0, 1]",
+    {{"utilization", "FRACTION",
+      "Compacted span / logical space when sizing the chip automatically, in (0, 1]",
       false},
      set_utilization,
      [](const SimConfig& c) { return real_text(c.utilization); }},
@@ -357,9 +413,24 @@ const std::array<KeyEntry, 24> kKeys = {{
       false},
      set_compaction,
      [](const SimConfig& c) { return std::string(chunk_order_name(c.chunk_order)); }},
-    {{"seed", "N", "Seed of the aging writes and of synthetic workloads that name none", false},
+    {{"chunk-pages", "block|N",
+      "Compaction chunk in pages: the trace's address space is cut into chunks and only touched ones are "
+      "kept; the chip is sized for the chunks (block: one erase block, keeping logical blocks aligned; "
+      "smaller: closer to the pages touched)",
+      false},
+     set_chunk_pages,
+     [](const SimConfig& c) {
+       return c.chunk_pages_asked == 0 ? std::string("block") : std::to_string(c.chunk_pages_asked);
+     }},
+    {{"seed", "N", "Seed of the aging writes, the power cuts and synthetic workloads that name none", false},
      set_seed,
      [](const SimConfig& c) { return std::to_string(c.seed); }},
+    {{"power-cut", "off|every:N|random:N",
+      "Torture mode: cut the power after every N chip operations (or at seeded random ones, 1 in N), "
+      "recover, check the durability contract, carry on; needs backend=memory",
+      false},
+     set_power_cut,
+     [](const SimConfig& c) { return power_cut_text(c.power_cut); }},
 }};
 
 const KeyEntry* find_key(std::string_view name) {
@@ -434,6 +505,24 @@ Status SimConfig::validate() const {
     return Status::invalid_argument(fmt::format("page-size={} oob-size={} pages-per-block={}: {}",
                                                 size_text(page_size_bytes), size_text(oob_size_bytes),
                                                 pages_per_block, s.message()));
+  }
+  if (chunk_pages_asked > pages_per_block) {
+    return Status::invalid_argument(fmt::format("chunk-pages={}: a chunk is at most a block ({} pages)",
+                                                chunk_pages_asked, pages_per_block));
+  }
+  // A mapping cache needs room for at least one page of entries: below that, CFTL and DFTL
+  // would keep translations in RAM the budget does not count. The page scheme's map is free,
+  // so for it 0 means a device without a write buffer.
+  if (ram.budget_bytes < page_size_bytes && mapping != format::MappingScheme::page) {
+    return Status::invalid_argument(fmt::format(
+        "ram={}: {} keeps its mapping cache in the device RAM, which must hold at least one page ({}); "
+        "only mapping=page (whole map free) runs without device RAM",
+        size_text(ram.budget_bytes), format::mapping_scheme_name(mapping), size_text(page_size_bytes)));
+  }
+  if (power_cut.enabled() && backend != Backend::memory) {
+    return Status::invalid_argument(fmt::format(
+        "power-cut={} needs backend=memory: the oracle reads every page's contents back after a cut",
+        power_cut_text(power_cut)));
   }
   return ftl_options().validate();
 }

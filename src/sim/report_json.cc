@@ -35,6 +35,8 @@ json stats_json(const FtlStats& s) {
       {"gc_translation_copies", s.gc_translation_copies},
       {"translation_page_reads", s.translation_page_reads},
       {"translation_page_writes", s.translation_page_writes},
+      {"gc_translation_page_reads", s.gc_translation_page_reads},
+      {"gc_translation_page_writes", s.gc_translation_page_writes},
       {"mapping_lookups", s.mapping_lookups},
       {"mapping_hits", s.mapping_hits},
       {"mapping_read_lookups", s.mapping_read_lookups},
@@ -77,7 +79,23 @@ json geometry_json(const Geometry& g) {
           {"block_count", g.block_count}};
 }
 
-json configuration_json(const ConfigurationReport& c) {
+json power_cuts_json(const InputDescription& input, const SimConfig& config, const PowerCutVerdict& v) {
+  json violations = json::array();
+  for (const PowerCutVerdict::Violation& violation : v.violations) {
+    violations.push_back({{"after_cut", violation.cut}, {"what", violation.what}});
+  }
+  return {{"cuts", v.cuts},
+          {"recovery_cuts", v.recovery_cuts},
+          {"checked_lpns", v.checked_lpns},
+          {"checked_read_pages", v.checked_read_pages},
+          {"violation_count", v.violation_count},
+          {"violations", violations},
+          {"stopped", v.stopped},
+          {"seed", config.seed},
+          {"reproduce", reproduce_command(input, config)}};
+}
+
+json configuration_json(const InputDescription& input, const ConfigurationReport& c) {
   json settings = json::object();
   for (const auto& [key, value] : c.variant.settings) settings[key] = value;
   json out = {
@@ -112,6 +130,7 @@ json configuration_json(const ConfigurationReport& c) {
   out["prefill_requests"] = r.prefill_requests;
   out["aging_requests"] = r.aging_requests;
   out["aging_pages"] = r.aging_pages;
+  if (r.power_cuts) out["power_cuts"] = power_cuts_json(input, c.variant.config, *r.power_cuts);
   out["speed"] = {
       {"replay_wall_seconds", r.replay_wall_seconds},
       {"replay_requests_per_second", r.replay_requests_per_second()},
@@ -163,7 +182,7 @@ std::string format_json(const SimulationReport& report) {
                           {"max_request_pages", f.max_request_pages}});
   }
   json configurations = json::array();
-  for (const ConfigurationReport& c : report.configurations) configurations.push_back(configuration_json(c));
+  for (const ConfigurationReport& c : report.configurations) configurations.push_back(configuration_json(report.input, c));
 
   json document = {{"seed", report.base.seed},
                    {"input", input},

@@ -1,7 +1,45 @@
 // The parts of a report known before anything runs.
+#include <fmt/format.h>
+
 #include "flashdir/sim/report.h"
 
 namespace flashdir::sim {
+namespace {
+
+// `word` as one shell word: as it is when only safe characters, else in single quotes.
+std::string shell_word(std::string_view word) {
+  const bool safe = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_-+=.,:/@%") == std::string_view::npos;
+  if (safe) return std::string(word);
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string reproduce_command(const InputDescription& input, const SimConfig& config) {
+  std::string command = "flashdir-sim";
+  if (input.synthetic) {
+    command += " --synthetic " + shell_word(input.source);
+  } else {
+    command += " " + shell_word(input.source);
+    if (input.format != "auto") command += " --format " + input.format;
+    if (input.time_unit_ns != 1.0) command += fmt::format(" --time-unit-ns {}", input.time_unit_ns);
+    if (input.device) command += fmt::format(" --device {}", *input.device);
+  }
+  const SimConfig defaults;
+  for (const ConfigKey& key : SimConfig::keys()) {
+    const std::string value = config.get(key.name).value();
+    if (value == defaults.get(key.name).value()) continue;
+    if (key.is_flag) {  // a switch is two flags on the command line
+      command += fmt::format(" --{}{}", value == "on" ? "" : "no-", key.name);
+    } else {
+      command += fmt::format(" --{} {}", key.name, shell_word(value));
+    }
+  }
+  return command;
+}
 
 TraceSummary summarize_trace(const Trace& trace, double load_seconds) {
   TraceSummary s;

@@ -12,6 +12,7 @@ namespace flashdir::sim {
 namespace {
 
 constexpr std::size_t kLineWidth = 100;
+constexpr std::size_t kTableWidth = 120;  // wider tables wrap into several
 constexpr std::size_t kHeaderIndent = 11;  // "footprint  "
 
 std::string duration_text(std::uint64_t ns) {
@@ -63,14 +64,15 @@ std::string input_text(const InputDescription& input) {
 
 std::string footprint_text(const FootprintSummary& f) {
   const std::uint64_t chunk_bytes = std::uint64_t{f.page_size_bytes} * f.pages_per_chunk;
-  return fmt::format("{} chunks of {} = {} ({} B pages, {} order); {} pages touched ({}); {} requests cut",
-                     f.chunk_count, format_size(chunk_bytes), format_size(f.chunk_count * chunk_bytes),
+  return fmt::format("span {} chunks of {} = {} pages, {} ({} B pages, {} order); {} pages touched ({}); {} "
+                     "requests cut",
+                     f.chunk_count, format_size(chunk_bytes), f.footprint_pages, format_size(f.chunk_count * chunk_bytes),
                      f.page_size_bytes, chunk_order_name(f.order), f.touched_pages,
                      format_size(f.touched_pages * f.page_size_bytes), f.cut_requests);
 }
 
 std::string chip_text(const ConfigurationReport& c) {
-  return fmt::format("{}; {} logical pages ({}); utilization {:.3f}", c.geometry.describe(), c.logical_pages,
+  return fmt::format("{}; {} logical pages ({}); utilization {:.3f} (span / logical)", c.geometry.describe(), c.logical_pages,
                      format_size(c.logical_pages * c.geometry.page_size_bytes), c.utilization);
 }
 
@@ -110,8 +112,16 @@ std::vector<Row> table_rows() {
          return r.stats.write_pages == 0 ? std::string("-")
                                          : fmt::format("{:.3f}", r.stats.write_amplification());
        }},
-      {"translation page reads", count(&FtlStats::translation_page_reads)},
-      {"translation page writes", count(&FtlStats::translation_page_writes)},
+      {"translation page reads outside / in GC",
+       [](C, R r) {
+         return fmt::format("{} / {}", r.stats.translation_page_reads - r.stats.gc_translation_page_reads,
+                            r.stats.gc_translation_page_reads);
+       }},
+      {"translation page writes outside / in GC",
+       [](C, R r) {
+         return fmt::format("{} / {}", r.stats.translation_page_writes - r.stats.gc_translation_page_writes,
+                            r.stats.gc_translation_page_writes);
+       }},
       {"mapping hit ratio", [](C, R r) { return ratio_text(r.stats.mapping_hits, r.stats.mapping_lookups); }},
       {"  reads / writes",
        [](C, R r) {
@@ -215,6 +225,42 @@ std::string format_header(const SimulationReport& report) {
   return out;
 }
 
+namespace {
+
+// Columns [first, last) of the table, with the row names.
+void add_table(std::string& out, const std::vector<Row>& rows, const std::vector<const ConfigurationReport*>& columns,
+               const std::vector<std::vector<std::string>>& cells, const std::vector<std::size_t>& width,
+               std::size_t name_width, std::size_t first, std::size_t last) {
+  out += fmt::format("{:<{}}", "", name_width);
+  for (std::size_t j = first; j < last; ++j) out += fmt::format("  {:>{}}", columns[j]->variant.label(), width[j]);
+  out += "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out += fmt::format("{:<{}}", rows[i].name, name_width);
+    for (std::size_t j = first; j < last; ++j) out += fmt::format("  {:>{}}", cells[i][j], width[j]);
+    out += "\n";
+  }
+}
+
+void add_verdict(std::string& out, const SimulationReport& report, const ConfigurationReport& c,
+                 const PowerCutVerdict& v) {
+  std::string line = fmt::format("{} power cuts survived ({} during recovery); {} violation{}; {} LPNs checked "
+                                 "after cuts, {} read pages between them",
+                                 v.cuts, v.recovery_cuts, v.violation_count, v.violation_count == 1 ? "" : "s",
+                                 v.checked_lpns, v.checked_read_pages);
+  if (v.stopped) line += "; the replay stopped: recovery failed";
+  add_line(out, "verdict", fmt::format("[{}] {}", c.variant.label(), line));
+  const std::string command = reproduce_command(report.input, c.variant.config);
+  for (const PowerCutVerdict::Violation& violation : v.violations) {
+    add_line(out, "", fmt::format("violation after cut {} (seed {}): {}; reproduce: {}", violation.cut,
+                                  c.variant.config.seed, violation.what, command));
+  }
+  if (v.violation_count > v.violations.size()) {
+    add_line(out, "", fmt::format("... and {} more", v.violation_count - v.violations.size()));
+  }
+}
+
+}  // namespace
+
 std::string format_table(const SimulationReport& report) {
   std::vector<const ConfigurationReport*> columns;
   for (const ConfigurationReport& c : report.configurations) {
@@ -232,14 +278,18 @@ std::string format_table(const SimulationReport& report) {
       width[j] = std::max(width[j], cells[i][j].size());
     }
   }
-  std::string out = fmt::format("{:<{}}", "", name_width);
-  for (std::size_t j = 0; j < columns.size(); ++j)
-    out += fmt::format("  {:>{}}", columns[j]->variant.label(), width[j]);
-  out += "\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    out += fmt::format("{:<{}}", rows[i].name, name_width);
-    for (std::size_t j = 0; j < columns.size(); ++j) out += fmt::format("  {:>{}}", cells[i][j], width[j]);
-    out += "\n";
+  // As many columns per table as fit in a line (at least one).
+  std::string out;
+  for (std::size_t first = 0; first < columns.size();) {
+    std::size_t last = first + 1;
+    std::size_t line = name_width + 2 + width[first];
+    while (last < columns.size() && line + 2 + width[last] <= kTableWidth) line += 2 + width[last++];
+    if (first != 0) out += "\n";
+    add_table(out, rows, columns, cells, width, name_width, first, last);
+    first = last;
+  }
+  for (const ConfigurationReport* c : columns) {
+    if (c->result->power_cuts) add_verdict(out, report, *c, *c->result->power_cuts);
   }
   return out;
 }

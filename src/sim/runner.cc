@@ -7,17 +7,24 @@
 #include <memory>
 #include <vector>
 
+#include "device.h"
 #include "flashdir/clock.h"
 #include "flashdir/ftl/ftl.h"
-#include "flashdir/nand/page_store.h"
-#include "flashdir/nand/simulated_chip.h"
+#include "flashdir/progress.h"
 #include "flashdir/random.h"
+#include "flashdir/sim/chip_sizing.h"
 #include "flashdir/size.h"
 
 namespace flashdir::sim {
 namespace {
 
+using detail::Device;
 using WallClock = std::chrono::steady_clock;
+
+// A progress bar (on a terminal) for the steps with more requests than this, updated every
+// kProgressStride requests so that the loop stays tight.
+constexpr std::uint64_t kProgressMinRequests = 200'000;
+constexpr std::uint64_t kProgressStride = 4096;
 
 double seconds_since(WallClock::time_point start) {
   return std::chrono::duration<double>(WallClock::now() - start).count();
@@ -38,54 +45,13 @@ std::uint64_t scaled_ns(std::uint64_t ns, double scale) {
   return scaled >= 0x1p62 ? std::uint64_t{1} << 62 : static_cast<std::uint64_t>(scaled);
 }
 
-// The FTL, its chip and clock, and the buffer host data goes through when the chip keeps data
-// (zeros: the content does not matter, only that it is verified on the way back).
-class Device {
- public:
-  Device(const SimConfig& config, const Geometry& geometry)
-      : chip_(config.backend == Backend::memory ? make_memory_store(geometry) : make_metadata_store(geometry),
-              config.latency_profile(), clock_) {}
-
-  Status open(const SimConfig& config, std::uint32_t max_request_pages) {
-    auto ftl = Ftl::format(chip_, clock_, config.ftl_options());
-    if (!ftl.is_ok()) return ftl.status().with_context("formatting the FTL");
-    ftl_ = std::move(ftl).value();
-    if (chip_.stores_data())
-      buffer_.assign(std::size_t{max_request_pages} * chip_.geometry().page_size_bytes, 0);
-    return Status::ok();
-  }
-
-  Ftl& ftl() { return *ftl_; }
-  SimulatedChip& chip() { return chip_; }
-  SimClock& clock() { return clock_; }
-
-  Status write(std::uint64_t lpn, std::uint32_t count) {
-    const ConstByteSpan data =
-        buffer_.empty() ? ConstByteSpan() : ConstByteSpan(buffer_.data(), bytes(count));
-    auto seq = ftl_->write(Lpn(lpn), count, data);
-    return seq.is_ok() ? Status::ok() : seq.status();
-  }
-  Status read(std::uint64_t lpn, std::uint32_t count) {
-    const ByteSpan data = buffer_.empty() ? ByteSpan() : ByteSpan(buffer_.data(), bytes(count));
-    return ftl_->read(Lpn(lpn), count, data);
-  }
-
- private:
-  std::size_t bytes(std::uint32_t count) const {
-    return std::size_t{count} * chip_.geometry().page_size_bytes;
-  }
-
-  SimClock clock_;  // before chip_, which borrows it
-  SimulatedChip chip_;
-  std::unique_ptr<Ftl> ftl_;
-  std::vector<std::uint8_t> buffer_;
-};
-
 // The whole logical space, in order, a block's worth of pages per request.
 Status prefill(Device& device, RunResult& result) {
   const std::uint64_t logical = device.ftl().logical_pages();
   const std::uint32_t run = device.chip().geometry().pages_per_block;
+  ProgressBar progress("prefill", logical / run, kProgressMinRequests);
   for (std::uint64_t lpn = 0; lpn < logical; lpn += run) {
+    if (result.prefill_requests % kProgressStride == 0) progress.update(result.prefill_requests);
     const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(run, logical - lpn));
     if (Status s = device.write(lpn, count); !s.is_ok()) {
       return s.with_context(fmt::format("prefill, writing LPNs [{}, {})", lpn, lpn + count));
@@ -102,7 +68,10 @@ Status age(Device& device, double factor, std::uint64_t seed, RunResult& result)
   const std::uint64_t logical = device.ftl().logical_pages();
   const auto target = static_cast<std::uint64_t>(std::llround(factor * static_cast<double>(logical)));
   SeededRandom random(seed);
+  // Runs average 8.5 pages.
+  ProgressBar progress("aging", target, kProgressMinRequests * 8);
   while (result.aging_pages < target) {
+    if (result.aging_requests % kProgressStride == 0) progress.update(result.aging_pages);
     const std::uint64_t longest =
         std::min<std::uint64_t>({kMaxAgingRun, logical, target - result.aging_pages});
     const auto count = static_cast<std::uint32_t>(random.between(1, longest));
@@ -126,6 +95,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
   std::uint64_t since_flush = 0;
   std::uint64_t completed = 0;
   const std::uint64_t sample_every = std::max<std::uint64_t>(1, trace.requests.size() * config.repeat / 256);
+  ProgressBar progress("replay", trace.requests.size() * config.repeat, kProgressMinRequests);
   const ReplayRequest* const begin = trace.requests.data();
   const ReplayRequest* const end = begin + trace.requests.size();
   for (std::uint32_t pass = 0; pass < config.repeat; ++pass) {
@@ -133,7 +103,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
     std::uint64_t arrival_ns = 0;  // of the trace request being served
     std::uint64_t started_ns = 0;
     bool first_piece = true;
-    for (const ReplayRequest* r = begin; r != end; ++r) {
+    for (const ReplayRequest* r = begin; r != end && !device.stopped(); ++r) {
       if (first_piece) {
         if (!closed_loop) {
           arrival_ns = pass_start_ns + scaled_ns(r->arrival_ns, scale);
@@ -158,7 +128,8 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       result.response_ns += response_ns;
       result.response_ns_max = std::max(result.response_ns_max, response_ns);
       ++(r->is_read() ? result.reads : result.writes);
-      if (++completed % sample_every == 0) {
+      if (++completed % kProgressStride == 0) progress.update(completed);
+      if (completed % sample_every == 0) {
         const Ftl::RamSplit split = device.ftl().ram_split();
         result.mapping_partition.emplace_back(completed, split.budget_bytes == 0
                                                              ? 0.0
@@ -167,7 +138,7 @@ Status replay(Device& device, const SimConfig& config, const CompactTrace& trace
       }
       if (flush_every != 0 && ++since_flush == flush_every) {
         since_flush = 0;
-        if (Status f = device.ftl().flush(); !f.is_ok()) return f.with_context("flush");
+        if (Status f = device.flush(); !f.is_ok()) return f.with_context("flush");
         ++result.flushes;
       }
     }
@@ -196,12 +167,12 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
   const auto run_started = WallClock::now();
   FLASHDIR_TRY(config.validate());
   FLASHDIR_TRY(geometry.validate());
-  if (geometry.page_size_bytes != trace.page_size_bytes ||
-      geometry.pages_per_block != trace.pages_per_chunk) {
+  if (geometry.page_size_bytes != trace.page_size_bytes || trace.pages_per_chunk != config.chunk_pages(geometry)) {
     return Status::invalid_argument(fmt::format(
         "the trace was compacted for {}-byte pages in chunks of {}, the chip has {}-byte pages in blocks of "
-        "{}",
-        trace.page_size_bytes, trace.pages_per_chunk, geometry.page_size_bytes, geometry.pages_per_block));
+        "{} (chunk-pages={})",
+        trace.page_size_bytes, trace.pages_per_chunk, geometry.page_size_bytes, geometry.pages_per_block,
+        config.get("chunk-pages").value()));
   }
   RunResult result;
   result.geometry = geometry;
@@ -209,30 +180,24 @@ Result<RunResult> run_configuration(const SimConfig& config, const Geometry& geo
 
   auto device = std::make_unique<Device>(config, geometry);
   const std::uint32_t max_pages = std::max({trace.max_request_pages, geometry.pages_per_block, kMaxAgingRun});
-  FLASHDIR_TRY(device->open(config, max_pages));
+  FLASHDIR_TRY(device->open(max_pages));
   result.logical_pages = device->ftl().logical_pages();
-  if (trace.footprint_pages() > result.logical_pages) {
-    return Status::invalid_argument(
-        fmt::format("the chip ({}) is too small: its logical space holds {} pages ({}), the trace's "
-                    "footprint needs {} ({})",
-                    geometry.describe(), result.logical_pages,
-                    format_size(result.logical_pages * geometry.page_size_bytes), trace.footprint_pages(),
-                    format_size(trace.footprint_pages() * geometry.page_size_bytes)));
-  }
+  FLASHDIR_TRY(check_span_fits(geometry, result.logical_pages, trace));
 
   if (config.prefill) FLASHDIR_TRY(prefill(*device, result));
   FLASHDIR_TRY(age(*device, config.age_factor, config.seed, result));
   // The replay starts on an idle device: the write buffer drained, as after any pause.
-  if (Status s = device->ftl().flush(); !s.is_ok()) return s.with_context("flushing before the replay");
+  if (Status s = device->flush(); !s.is_ok()) return s.with_context("flushing before the replay");
 
-  const FtlStats before = device->ftl().stats();
+  device->start_replay();
   const std::vector<std::uint32_t> erases_before = erase_counts(device->chip());
   const std::uint64_t replay_started_ns = device->clock().now_ns();
   const auto replay_started = WallClock::now();
   FLASHDIR_TRY(replay(*device, config, trace, result));
   result.replay_wall_seconds = seconds_since(replay_started);
   result.simulated_ns = device->clock().now_ns() - replay_started_ns;
-  result.stats = stats_delta(before, device->ftl().stats());
+  result.stats = device->measured_stats();
+  if (const PowerCutVerdict* verdict = device->verdict(); verdict != nullptr) result.power_cuts = *verdict;
   result.replay_erases = erase_spread(device->chip(), erases_before);
   result.end_erases = erase_spread(device->chip());
   result.total_requests = result.prefill_requests + result.aging_requests + result.stats.read_requests +

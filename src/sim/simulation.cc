@@ -12,30 +12,18 @@
 namespace flashdir::sim {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
-
 Status in_context(const Variant& variant, const Status& status) {
   return variant.settings.empty() ? status : status.with_context(variant.label());
 }
 
-// The block count of `run` for a capacity, and its logical space; the footprint must fit.
+// The block count of `run` for a capacity, and its logical space; the span must fit.
 Status fit(PlannedRun& run, std::uint64_t block_count, const CompactTrace& trace) {
   run.geometry = run.variant.config.geometry(block_count);
   FLASHDIR_TRY(run.geometry.validate());
   auto logical = Ftl::logical_pages_for(run.geometry, run.variant.config.overprovision_permille);
   if (!logical.is_ok()) return logical.status().with_context(run.geometry.describe());
   run.logical_pages = *logical;
-  if (trace.footprint_pages() > run.logical_pages) {
-    const std::uint32_t page = run.geometry.page_size_bytes;
-    return Status::invalid_argument(
-        fmt::format("the chip ({}) is too small: its logical space holds {} pages ({}), the trace's "
-                    "footprint needs {} ({})",
-                    run.geometry.describe(), run.logical_pages, format_size(run.logical_pages * page),
-                    trace.footprint_pages(), format_size(trace.footprint_pages() * page)));
-  }
-  return Status::ok();
+  return check_span_fits(run.geometry, run.logical_pages, trace);
 }
 
 }  // namespace
@@ -47,10 +35,11 @@ Result<SimulationPlan> plan_simulation(const Trace& trace, std::vector<Variant> 
   for (Variant& variant : variants) {
     const SimConfig& c = variant.config;
     if (Status s = c.validate(); !s.is_ok()) return in_context(variant, s);
-    const auto shape = std::make_tuple(c.page_size_bytes, c.pages_per_block, c.chunk_order);
+    const std::uint32_t chunk_pages = c.chunk_pages(c.geometry(0));
+    const auto shape = std::make_tuple(c.page_size_bytes, chunk_pages, c.chunk_order);
     auto [it, inserted] = trace_of_shape.try_emplace(shape, plan.traces.size());
     if (inserted) {
-      auto compact = compact_trace(trace, c.page_size_bytes, c.pages_per_block, c.chunk_order);
+      auto compact = compact_trace(trace, c.page_size_bytes, chunk_pages, c.chunk_order);
       if (!compact.is_ok()) return in_context(variant, compact.status());
       plan.traces.push_back(std::move(compact).value());
     }
@@ -58,19 +47,6 @@ Result<SimulationPlan> plan_simulation(const Trace& trace, std::vector<Variant> 
     run.variant = std::move(variant);
     run.trace_index = it->second;
     plan.runs.push_back(std::move(run));
-  }
-
-  // Automatic sizes: per utilization, the largest capacity any configuration needs.
-  std::map<double, std::uint64_t> capacity_of_utilization;
-  for (const PlannedRun& run : plan.runs) {
-    const SimConfig& c = run.variant.config;
-    if (c.chip_size_bytes != 0) continue;
-    const CompactTrace& compact = plan.traces[run.trace_index];
-    auto blocks = blocks_for_logical_pages(c.geometry(0), c.overprovision_permille,
-                                           logical_pages_needed(compact.footprint_pages(), c.utilization));
-    if (!blocks.is_ok()) return in_context(run.variant, blocks.status());
-    std::uint64_t& capacity = capacity_of_utilization[c.utilization];
-    capacity = std::max(capacity, *blocks * c.geometry(0).block_size_bytes());
   }
 
   for (PlannedRun& run : plan.runs) {
@@ -87,7 +63,12 @@ Result<SimulationPlan> plan_simulation(const Trace& trace, std::vector<Variant> 
       }
       blocks = c.chip_size_bytes / block_bytes;
     } else {
-      blocks = ceil_div(capacity_of_utilization.at(c.utilization), block_bytes);
+      // Each configuration its own chip: the smallest at which its options give the span its
+      // utilization (a shared chip would leave the others emptier than asked).
+      auto sized = blocks_for_logical_pages(c.geometry(0), c.overprovision_permille,
+                                            logical_pages_needed(compact.footprint_pages(), c.utilization));
+      if (!sized.is_ok()) return in_context(run.variant, sized.status());
+      blocks = *sized;
     }
     if (Status s = fit(run, blocks, compact); !s.is_ok()) return in_context(run.variant, s);
   }

@@ -5,57 +5,71 @@
 
 namespace flashdir::sim {
 
+namespace {
+
+// Every counter of FtlStats (the rest are gauges).
+constexpr std::uint64_t FtlStats::*kCounters[] = {
+    &FtlStats::read_requests,
+    &FtlStats::write_requests,
+    &FtlStats::trim_requests,
+    &FtlStats::read_pages,
+    &FtlStats::write_pages,
+    &FtlStats::trim_pages,
+    &FtlStats::hot_write_pages,
+    &FtlStats::chip_page_reads,
+    &FtlStats::chip_page_programs,
+    &FtlStats::chip_block_erases,
+    &FtlStats::chip_busy_ns,
+    &FtlStats::gc_runs,
+    &FtlStats::gc_data_copies,
+    &FtlStats::gc_translation_copies,
+    &FtlStats::translation_page_reads,
+    &FtlStats::translation_page_writes,
+    &FtlStats::gc_translation_page_reads,
+    &FtlStats::gc_translation_page_writes,
+    &FtlStats::mapping_lookups,
+    &FtlStats::mapping_hits,
+    &FtlStats::mapping_read_lookups,
+    &FtlStats::mapping_read_hits,
+    &FtlStats::mapping_write_lookups,
+    &FtlStats::mapping_write_hits,
+    &FtlStats::cbmt_lookups,
+    &FtlStats::cbmt_hits,
+    &FtlStats::conversions_to_block,
+    &FtlStats::conversions_to_page,
+    &FtlStats::consolidation_copies,
+    &FtlStats::buffer_read_lookups,
+    &FtlStats::buffer_read_hits,
+    &FtlStats::buffer_write_lookups,
+    &FtlStats::buffer_write_hits,
+    &FtlStats::bypass_write_pages,
+    &FtlStats::evicted_data_pages,
+    &FtlStats::evicted_mapping_entries,
+    &FtlStats::evicted_translation_pages,
+    &FtlStats::ram_page_ops,
+    &FtlStats::ram_ns,
+    &FtlStats::aps_repartitions,
+    &FtlStats::checkpoints,
+    &FtlStats::checkpoint_pages,
+    &FtlStats::service_ns};
+
+}  // namespace
+
 FtlStats stats_delta(const FtlStats& before, const FtlStats& after) {
   FtlStats d = after;  // the gauges
-  auto sub = [&](std::uint64_t FtlStats::*field) {
+  for (auto field : kCounters) {
     assert(after.*field >= before.*field && "stats_delta: `before` is not an earlier snapshot");
     d.*field = after.*field - before.*field;
-  };
-  for (auto field : {&FtlStats::read_requests,
-                     &FtlStats::write_requests,
-                     &FtlStats::trim_requests,
-                     &FtlStats::read_pages,
-                     &FtlStats::write_pages,
-                     &FtlStats::trim_pages,
-                     &FtlStats::hot_write_pages,
-                     &FtlStats::chip_page_reads,
-                     &FtlStats::chip_page_programs,
-                     &FtlStats::chip_block_erases,
-                     &FtlStats::chip_busy_ns,
-                     &FtlStats::gc_runs,
-                     &FtlStats::gc_data_copies,
-                     &FtlStats::gc_translation_copies,
-                     &FtlStats::translation_page_reads,
-                     &FtlStats::translation_page_writes,
-                     &FtlStats::mapping_lookups,
-                     &FtlStats::mapping_hits,
-                     &FtlStats::mapping_read_lookups,
-                     &FtlStats::mapping_read_hits,
-                     &FtlStats::mapping_write_lookups,
-                     &FtlStats::mapping_write_hits,
-                     &FtlStats::cbmt_lookups,
-                     &FtlStats::cbmt_hits,
-                     &FtlStats::conversions_to_block,
-                     &FtlStats::conversions_to_page,
-                     &FtlStats::consolidation_copies,
-                     &FtlStats::buffer_read_lookups,
-                     &FtlStats::buffer_read_hits,
-                     &FtlStats::buffer_write_lookups,
-                     &FtlStats::buffer_write_hits,
-                     &FtlStats::bypass_write_pages,
-                     &FtlStats::evicted_data_pages,
-                     &FtlStats::evicted_mapping_entries,
-                     &FtlStats::evicted_translation_pages,
-                     &FtlStats::ram_page_ops,
-                     &FtlStats::ram_ns,
-                     &FtlStats::aps_repartitions,
-                     &FtlStats::checkpoints,
-                     &FtlStats::checkpoint_pages,
-                     &FtlStats::service_ns}) {
-    sub(field);
   }
   d.ram_mapping_share_sum = after.ram_mapping_share_sum - before.ram_mapping_share_sum;
   return d;
+}
+
+void stats_add(FtlStats& total, const FtlStats& delta) {
+  const FtlStats sum = total;
+  total = delta;  // the gauges
+  for (auto field : kCounters) total.*field = sum.*field + delta.*field;
+  total.ram_mapping_share_sum = sum.ram_mapping_share_sum + delta.ram_mapping_share_sum;
 }
 
 std::vector<std::uint32_t> erase_counts(const NandChip& chip) {

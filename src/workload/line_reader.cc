@@ -3,10 +3,17 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "text_fields.h"
+
 namespace flashdir::sim::detail {
 namespace {
 
 constexpr std::size_t kChunkBytes = 1 << 20;
+
+Status too_long(std::uint64_t line_number, std::string_view line) {
+  return Status::invalid_argument(fmt::format("line {} is longer than {} bytes (is this a text trace?): '{}'",
+                                              line_number, LineReader::kMaxLineBytes, excerpt(line)));
+}
 
 }  // namespace
 
@@ -22,8 +29,7 @@ std::optional<std::string_view> LineReader::next() {
       length = static_cast<std::size_t>(newline - start);
       begin_ += length + 1;
     } else if (end_ - begin_ > kMaxLineBytes) {
-      status_ = Status::invalid_argument(fmt::format(
-          "line {} is longer than {} bytes (is this a text trace?)", line_number_ + 1, kMaxLineBytes));
+      status_ = too_long(line_number_ + 1, std::string_view(start, end_ - begin_));
       return std::nullopt;
     } else if (refill()) {
       continue;
@@ -37,8 +43,7 @@ std::optional<std::string_view> LineReader::next() {
     std::string_view line(start, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (length > kMaxLineBytes) {
-      status_ = Status::invalid_argument(fmt::format(
-          "line {} is longer than {} bytes (is this a text trace?)", line_number_, kMaxLineBytes));
+      status_ = too_long(line_number_, line);
       return std::nullopt;
     }
     return line;

@@ -54,9 +54,31 @@ bool is_blank_or_comment(std::string_view line) {
   return content.empty() || content.front() == '#';
 }
 
+namespace {
+
+bool is_printable(char c) {
+  return c >= 0x20 && c < 0x7f;
+}
+
+}  // namespace
+
 std::string excerpt(std::string_view text, std::size_t limit) {
-  if (text.size() <= limit) return std::string(text);
-  return std::string(text.substr(0, limit)) + "...";
+  std::string shown;
+  for (const char c : text.substr(0, limit)) {
+    if (is_printable(c)) {
+      shown += c;
+    } else {
+      shown += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    }
+  }
+  return text.size() <= limit ? shown : shown + "...";
+}
+
+bool has_binary_bytes(std::string_view line) {
+  for (const char c : line) {
+    if (!is_printable(c) && c != '\t') return true;
+  }
+  return false;
 }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {

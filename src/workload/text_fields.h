@@ -31,9 +31,12 @@ Fields split_commas(std::string_view line);
 std::string_view trim(std::string_view text);
 // True for a blank line or a `#` comment line.
 bool is_blank_or_comment(std::string_view line);
-// `text` cut to at most `limit` characters, marked with "..." when cut: quoting a line of
-// unknown length in a message.
+// `text` cut to at most `limit` bytes, marked with "..." when cut, every byte that is not
+// printable ASCII shown as \xNN: quoting a line of unknown length and content in a message.
 std::string excerpt(std::string_view text, std::size_t limit = 60);
+// True when `line` holds a byte that no text trace has: a control character other than tab,
+// or a byte outside ASCII. Traces are ASCII; such a byte means a binary or corrupt file.
+bool has_binary_bytes(std::string_view line);
 bool equals_ignoring_case(std::string_view a, std::string_view b);
 
 // A whole decimal number with nothing around it; `what` names the field in the message:

@@ -71,6 +71,10 @@ Result<Trace> parse_trace(std::istream& in, std::string_view name, const TraceOp
   std::optional<detail::ArrivalClock> clock;
   std::set<std::uint32_t> other_devices;  // seen while only_device has not occurred: for the message
   while (const auto line = reader.next()) {
+    if (detail::has_binary_bytes(*line)) {
+      return at_line(Status::invalid_argument(
+          fmt::format("not a text trace: the line holds binary bytes: '{}'", detail::excerpt(*line))));
+    }
     if (detail::is_blank_or_comment(*line)) continue;
     if (parse == nullptr) {
       if (format == TraceFormat::automatic) {

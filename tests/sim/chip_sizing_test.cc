@@ -1,5 +1,5 @@
-// Chip sizing: the smallest chip whose logical space holds the footprint at the utilization,
-// and the plan that gives every compared configuration its chip.
+// Chip sizing: the smallest chip whose logical space holds the compacted span at the
+// utilization, and the plan that gives every compared configuration its own chip.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -103,29 +103,34 @@ TEST_CASE("plan: the footprint fits and the utilization is respected", "[sim][si
   }
 }
 
-TEST_CASE("plan: compared configurations share a chip that fits them all", "[sim][sizing]") {
+TEST_CASE("plan: each compared configuration gets the chip its own options need", "[sim][sizing]") {
   const Trace trace = synthetic("uniform,read=0.5,ws=24M,count=3000,seed=5");
   SimConfig base;
   auto plan = plan_simulation(trace, variants(base, {"op=7,25", "mapping=cftl,page"}));
   REQUIRE(plan.is_ok());
   REQUIRE(plan->runs.size() == 4);
   CHECK(plan->traces.size() == 1);  // one shape: compacted once
-  const Geometry chip = plan->runs[0].geometry;
   for (const PlannedRun& run : plan->runs) {
-    INFO(run.variant.label());
-    CHECK(run.geometry == chip);
-    CHECK(run.logical_pages >= plan->traces[0].footprint_pages());
+    INFO(run.variant.label() << ": " << run.geometry.describe());
+    const SimConfig& c = run.variant.config;
+    // Every one at the asked utilization on the smallest chip that gives it...
+    CHECK(run.utilization(plan->traces[0]) <= 0.9);
+    CHECK(logical_of(run.geometry, run.geometry.block_count - 1, c.overprovision_permille) <
+          logical_pages_needed(plan->traces[0].footprint_pages(), 0.9));
+    // ... and the same chip as when it runs alone.
+    auto alone = plan_simulation(trace, {Variant{{}, c}});
+    REQUIRE(alone.is_ok());
+    CHECK(alone->runs[0].geometry == run.geometry);
   }
-  // Sized for the most demanding one (op=25) at the utilization.
-  CHECK(plan->runs[2].utilization(plan->traces[0]) <= 0.9);
-  CHECK(plan->runs[2].utilization(plan->traces[0]) > 0.85);
-  CHECK(plan->runs[0].logical_pages > plan->runs[2].logical_pages);
+  // More over-provisioning, a larger chip: op=7 is not left emptier on op=25's chip.
+  CHECK(plan->runs[0].geometry.block_count < plan->runs[2].geometry.block_count);
+  CHECK(plan->runs[0].utilization(plan->traces[0]) > 0.85);
 
-  // Another page size: compacted again, the same capacity.
+  // Another page size: compacted again, each its own chip.
   auto pages = plan_simulation(trace, variants(base, {"page-size=4K,2K"}));
   REQUIRE(pages.is_ok());
   CHECK(pages->traces.size() == 2);
-  CHECK(pages->runs[0].geometry.capacity_bytes() == pages->runs[1].geometry.capacity_bytes());
+  for (const PlannedRun& run : pages->runs) CHECK(run.utilization(pages->traces[run.trace_index]) > 0.85);
 
   // Utilization sizes the chip: one chip per value.
   auto utilizations = plan_simulation(trace, variants(base, {"utilization=0.5,0.9"}));
@@ -144,7 +149,10 @@ TEST_CASE("plan: a given chip size must hold the footprint", "[sim][sizing]") {
   REQUIRE(base.set("size", "16M").is_ok());
   auto small = plan_simulation(trace, variants(base, {}));
   REQUIRE_FALSE(small.is_ok());
-  CHECK_THAT(small.status().message(), Catch::Contains("too small") && Catch::Contains("footprint"));
+  // The message says what the figure is: the compacted span, in chunks, beside the pages touched.
+  CHECK_THAT(small.status().message(),
+             Catch::Contains("too small") && Catch::Contains("compacted span needs 6144 (48 chunks of 128 pages;") &&
+                 Catch::Contains("touches 2419 pages"));
 
   REQUIRE(base.set("size", "64M").is_ok());
   auto compared = plan_simulation(trace, variants(base, {"op=7,60"}));
@@ -155,4 +163,30 @@ TEST_CASE("plan: a given chip size must hold the footprint", "[sim][sizing]") {
   auto ragged = plan_simulation(trace, variants(base, {}));
   REQUIRE_FALSE(ragged.is_ok());
   CHECK_THAT(ragged.status().message(), Catch::Contains("whole number"));
+}
+
+TEST_CASE("plan: a smaller chunk brings the span, and the chip, down towards the pages touched", "[sim][sizing]") {
+  // Requests of one page scattered over 64 MiB: each touches a chunk of its own.
+  const Trace trace = synthetic("uniform,read=0.5,ws=64M,size=4K,count=200,seed=3");
+  SimConfig base;
+  auto plan = plan_simulation(trace, variants(base, {"chunk-pages=block,16,1"}));
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->traces.size() == 3);
+  const CompactTrace& block = plan->traces[plan->runs[0].trace_index];
+  const CompactTrace& sixteen = plan->traces[plan->runs[1].trace_index];
+  const CompactTrace& page = plan->traces[plan->runs[2].trace_index];
+  CHECK(block.pages_per_chunk == 128);
+  CHECK(sixteen.pages_per_chunk == 16);
+  CHECK(page.footprint_pages() == page.touched_pages);
+  CHECK(block.touched_pages == page.touched_pages);
+  CHECK(block.footprint_pages() > sixteen.footprint_pages());
+  CHECK(sixteen.footprint_pages() > page.footprint_pages());
+  CHECK(plan->runs[0].geometry.block_count > plan->runs[1].geometry.block_count);
+  CHECK(plan->runs[1].geometry.block_count >= plan->runs[2].geometry.block_count);
+
+  SimConfig too_big;
+  REQUIRE(too_big.set("chunk-pages", "256").is_ok());
+  auto refused = plan_simulation(trace, {Variant{{}, too_big}});
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("chunk-pages=256: a chunk is at most a block (128 pages)"));
 }

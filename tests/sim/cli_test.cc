@@ -62,6 +62,11 @@ TEST_CASE("flashdir-sim refuses bad input with one line and a non-zero exit", "[
       {std::string(kWorkload) + " --format msr", "apply to a trace file"},
       {"--synthetic uniform,ws=4M", "count="},
       {"", "either a TRACE"},
+      // A sparse trace would size a 2.4 TiB chip: refused before anything is built.
+      {"--synthetic uniform,ws=1T,size=1T,count=1", "above --max-memory"},
+      {std::string(kWorkload) + " --max-memory 1M", "above --max-memory 1 MiB"},
+      {std::string(kWorkload) + " --max-memory lots", "--max-memory: size 'lots'"},
+      {std::string(kWorkload) + " --ram 0", "ram=0: cftl keeps its mapping cache in the device RAM"},
       {std::string(kWorkload) + " --no-such-option", "--no-such-option"},
   };
   for (const Case& c : cases) {

@@ -24,7 +24,7 @@ TEST_CASE("sim config: every key prints its default in a form set() reads back",
     REQUIRE(copy.set(key.name, *text).is_ok());
     CHECK(copy.get(key.name).value() == *text);
   }
-  CHECK(names.size() == 24);
+  CHECK(names.size() == 26);
   CHECK(defaults.get("page-size").value() == "4K");
   CHECK(defaults.get("ram").value() == "1M");
   CHECK(defaults.get("ram-policy").value() == "tree");
@@ -93,6 +93,19 @@ TEST_CASE("sim config: each key sets its field", "[sim][config]") {
        [](const SimConfig& c) { return c.chunk_order == ChunkOrder::first_touch; }, "first-touch"},
       {"seed", "42", [](const SimConfig& c) { return c.seed == 42; }, "42"},
       {"seed", "0x10", [](const SimConfig& c) { return c.seed == 16; }, "16"},
+      {"chunk-pages", "16", [](const SimConfig& c) { return c.chunk_pages_asked == 16; }, "16"},
+      {"chunk-pages", "block", [](const SimConfig& c) { return c.chunk_pages_asked == 0; }, "block"},
+      {"power-cut", "every:500",
+       [](const SimConfig& c) {
+         return c.power_cut == PowerCutPlan{PowerCutPlan::Mode::every, 500};
+       },
+       "every:500"},
+      {"power-cut", "random:70",
+       [](const SimConfig& c) {
+         return c.power_cut == PowerCutPlan{PowerCutPlan::Mode::random, 70};
+       },
+       "random:70"},
+      {"power-cut", "off", [](const SimConfig& c) { return !c.power_cut.enabled(); }, "off"},
   };
   for (const Case& c : cases) {
     INFO(c.key << "=" << c.value);
@@ -144,6 +157,12 @@ TEST_CASE("sim config: bad values are refused with the key named, and change not
       {"compaction", "random", "expected address or first-touch"},
       {"seed", "0xZZ", "not a whole number"},
       {"seed", "99999999999999999999", "too large"},
+      {"chunk-pages", "0", "at least one page"},
+      {"chunk-pages", "half", "not a whole number"},
+      {"power-cut", "sometimes", "expected off, every:N or random:N"},
+      {"power-cut", "every", "every needs a number of chip operations: every:N"},
+      {"power-cut", "random:0", "at least one chip operation"},
+      {"power-cut", "every:x", "not a whole number"},
   };
   for (const Case& c : cases) {
     INFO(c.key << "=" << c.value);
@@ -190,4 +209,34 @@ TEST_CASE("sim config: FTL options and geometry come from the fields", "[sim][co
   CHECK(g.block_count == 100);
   CHECK(config.latency_profile() == LatencyProfile::of(LatencyPreset::mlc));
   CHECK(config.validate().is_ok());
+}
+
+TEST_CASE("sim config: checks across fields: device RAM, chunk, power cuts", "[sim][config]") {
+  auto validated = [](std::initializer_list<std::pair<const char*, const char*>> settings) {
+    SimConfig config;
+    for (const auto& [key, value] : settings) REQUIRE(config.set(key, value).is_ok());
+    return config.validate();
+  };
+  // --ram 0 (or below a page) is refused where a mapping cache needs the RAM ...
+  for (const char* mapping : {"cftl", "dftl"}) {
+    INFO(mapping);
+    const Status s = validated({{"mapping", mapping}, {"ram", "0"}});
+    REQUIRE_FALSE(s.is_ok());
+    CHECK_THAT(s.message(), Catch::StartsWith("ram=0: ") && Catch::Contains("at least one page (4K)") &&
+                                Catch::Contains("only mapping=page"));
+    CHECK_FALSE(validated({{"mapping", mapping}, {"ram", "2K"}}).is_ok());
+    CHECK(validated({{"mapping", mapping}, {"ram", "4K"}}).is_ok());
+    CHECK(validated({{"mapping", mapping}, {"ram", "2K"}, {"page-size", "2K"}}).is_ok());
+  }
+  // ... and means a device without a write buffer for the page scheme, whose map is free.
+  CHECK(validated({{"mapping", "page"}, {"ram", "0"}}).is_ok());
+
+  CHECK_THAT(validated({{"pages-per-block", "64"}, {"chunk-pages", "128"}}).message(),
+             Catch::Contains("chunk-pages=128: a chunk is at most a block (64 pages)"));
+  CHECK(validated({{"pages-per-block", "64"}, {"chunk-pages", "64"}}).is_ok());
+
+  // The oracle of the torture mode reads page contents: only the memory backend keeps them.
+  CHECK_THAT(validated({{"power-cut", "every:100"}}).message(),
+             Catch::Contains("power-cut=every:100 needs backend=memory"));
+  CHECK(validated({{"power-cut", "every:100"}, {"backend", "memory"}}).is_ok());
 }

@@ -124,3 +124,31 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
   }
   CHECK(lines == 36);
 }
+
+TEST_CASE("report: many configurations wrap into tables that stay readable", "[sim][report]") {
+  const SimulationReport report = small_report({"mapping=cftl,dftl,page", "gc=greedy,dual-greedy,cost-benefit"});
+  REQUIRE(report.configurations.size() == 9);
+  const std::string table = format_table(report);
+  INFO(table);
+  std::size_t blocks = 1;
+  std::size_t longest = 0;
+  for (std::size_t at = 0; at < table.size(); at = table.find('\n', at) + 1) {
+    const std::size_t length = table.find('\n', at) - at;
+    longest = std::max(longest, length);
+    if (length == 0) ++blocks;
+  }
+  CHECK(longest <= 120);
+  CHECK(blocks >= 3);  // nine columns of ~20 characters do not fit in one
+  // Every configuration once, as a column label, and every row name in every block.
+  for (const ConfigurationReport& c : report.configurations) {
+    const std::string label = c.variant.label();
+    CHECK(table.find(label) != std::string::npos);
+    CHECK(table.find(label, table.find(label) + 1) == std::string::npos);
+  }
+  std::size_t write_amplification_rows = 0;
+  for (auto at = table.find("write amplification"); at != std::string::npos;
+       at = table.find("write amplification", at + 1)) {
+    ++write_amplification_rows;
+  }
+  CHECK(write_amplification_rows == blocks);
+}

@@ -54,7 +54,9 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
                      &FtlStats::evicted_translation_pages,
                      &FtlStats::ram_page_ops,
                      &FtlStats::ram_ns,
-                     &FtlStats::aps_repartitions}) {
+                     &FtlStats::aps_repartitions,
+                     &FtlStats::gc_translation_page_reads,
+                     &FtlStats::gc_translation_page_writes}) {
     before.*field = value;
     after.*field = 3 * value + 1;
     ++value;
@@ -90,6 +92,7 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(d.mapping_read_lookups == 2 * 27 + 1);
   CHECK(d.ram_ns == 2 * 40 + 1);
   CHECK(d.aps_repartitions == 2 * 41 + 1);
+  CHECK(d.gc_translation_page_writes == 2 * 43 + 1);
   CHECK(d.ram_mapping_share_sum == 19.5);
   CHECK(d.ram_budget_bytes == 65536);
   CHECK(d.ram_mapping_bytes == 2048);
@@ -106,6 +109,19 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(none.read_requests == 0);
   CHECK(none.service_ns == 0);
   CHECK(none.write_amplification() == 0.0);
+
+  // Sessions add up: the deltas of two sessions summed, the gauges of the later one.
+  FtlStats total = d;
+  stats_add(total, stats_delta(before, before));
+  CHECK(total.read_requests == d.read_requests);
+  CHECK(total.free_blocks == before.free_blocks);
+  stats_add(total, d);
+  CHECK(total.read_requests == 2 * d.read_requests);
+  CHECK(total.aps_repartitions == 2 * d.aps_repartitions);
+  CHECK(total.service_ns == 2 * d.service_ns);
+  CHECK(total.ram_mapping_share_sum == 2 * d.ram_mapping_share_sum);
+  CHECK(total.free_blocks == d.free_blocks);
+  CHECK(total.erase_count_max == d.erase_count_max);
 }
 
 TEST_CASE("stats delta: erases per block since a snapshot", "[sim][stats]") {

@@ -107,7 +107,31 @@ TEST_CASE("empty traces, bad options and unreadable files are errors", "[workloa
 TEST_CASE("a line longer than the reader's limit is an error, not a huge buffer",
           "[workload][trace][errors]") {
   const std::string text = "0 0 0 8 1\n" + std::string(100'000, '1') + "\n";
-  CHECK(parse_error(text) == "test.trace: line 2 is longer than 65536 bytes (is this a text trace?)");
+  CHECK(parse_error(text) == "test.trace: line 2 is longer than 65536 bytes (is this a text trace?): '" +
+                                 std::string(60, '1') + "...'");
+}
+
+TEST_CASE("a binary or garbage trace is refused with the line and a printable excerpt",
+          "[workload][trace][errors]") {
+  // Bytes as a compressed or binary file has them: NUL, control characters, bytes above 0x7f.
+  const std::string binary("\x1f\x8b\x08\x00\xde\xad\n\x00\x01" "abc\xff", 14);
+  CHECK(parse_error(binary) ==
+        "test.trace:1: not a text trace: the line holds binary bytes: '\\x1f\\x8b\\x08\\x00\\xde\\xad'");
+  // Good lines first: the message names the line where the garbage starts, even in a comment.
+  CHECK(parse_error("0 0 0 8 1\n# note\n10 0 8 8 \x01\x02\n") ==
+        "test.trace:3: not a text trace: the line holds binary bytes: '10 0 8 8 \\x01\\x02'");
+  CHECK(parse_error("0 0 0 8 1\n#\x80\x81\n") ==
+        "test.trace:2: not a text trace: the line holds binary bytes: '#\\x80\\x81'");
+  // A long binary line without a newline is quoted only in part, and printably.
+  const std::string blob(100'000, '\x07');
+  const std::string error = parse_error(blob);
+  CHECK_THAT(error, Catch::StartsWith("test.trace: line 1 is longer than 65536 bytes") &&
+                        Catch::Contains("'\\x07\\x07") && Catch::EndsWith("...'"));
+  CHECK(error.find('\x07') == std::string::npos);
+  // Tabs are text: DiskSim traces may separate fields with them.
+  auto tabbed = parse_text("0\t0\t0\t8\t1\n");
+  REQUIRE(tabbed.is_ok());
+  CHECK(tabbed->requests.size() == 1);
 }
 
 TEST_CASE("a time stamp absurdly far after the first is an error", "[workload][trace][errors]") {

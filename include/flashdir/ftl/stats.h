@@ -29,6 +29,8 @@ struct FtlStats {
   // Mapping.
   std::uint64_t translation_page_reads = 0;
   std::uint64_t translation_page_writes = 0;
+  std::uint64_t gc_translation_page_reads = 0;   // ... of them, during GC runs: loading the
+  std::uint64_t gc_translation_page_writes = 0;  // entries of relocated pages, moving translation pages
   std::uint64_t mapping_lookups = 0;        // translations asked of the mapping cache
   std::uint64_t mapping_hits = 0;
   std::uint64_t mapping_read_lookups = 0;   // ... of them, for host reads

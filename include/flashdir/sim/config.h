@@ -33,6 +33,24 @@ enum class ChunkOrder {
 };
 const char* chunk_order_name(ChunkOrder order);
 
+// Torture mode (runner.h, doc/sim.md): cut the chip's power during the replay, recover, check
+// the durability contract against an oracle and carry on.
+struct PowerCutPlan {
+  enum class Mode {
+    off,
+    every,   // after every `operations` chip operations of a session (recovery included)
+    random,  // at seeded random operations, one in `operations` on average
+  };
+  Mode mode = Mode::off;
+  std::uint64_t operations = 0;
+
+  bool enabled() const { return mode != Mode::off; }
+  bool operator==(const PowerCutPlan&) const = default;
+};
+// "off", "every:N", "random:N" (N >= 1).
+Result<PowerCutPlan> parse_power_cut(std::string_view text);
+std::string power_cut_text(const PowerCutPlan& plan);
+
 // One key of the table: its name, a hint of its values for --help, what it means, and whether
 // it is an on/off switch (a command-line flag).
 struct ConfigKey {
@@ -56,8 +74,8 @@ struct SimConfig {
   std::uint32_t oob_size_bytes = Geometry::kDefaultOobSizeBytes;    // oob-size
   LatencyPreset latency = LatencyPreset::slc;                       // latency
   Backend backend = Backend::metadata;                              // backend
-  std::uint64_t chip_size_bytes = 0;  // size; 0 = auto (sized from the trace's footprint)
-  double utilization = 0.9;           // utilization: footprint / logical space, for auto size
+  std::uint64_t chip_size_bytes = 0;  // size; 0 = auto (sized from the trace's compacted span)
+  double utilization = 0.9;           // utilization: compacted span / logical space, for auto size
 
   // ---- the FTL
   std::uint16_t overprovision_permille = 70;                    // op, given in percent
@@ -75,7 +93,9 @@ struct SimConfig {
   double time_scale = 1.0;                       // time-scale: arrival times are multiplied by it
   std::uint64_t flush_every_requests = 0;        // flush-every: Ftl::flush() every N requests; 0 = never
   ChunkOrder chunk_order = ChunkOrder::address;  // compaction
-  std::uint64_t seed = 1;                        // seed: aging, and synthetic workloads that name none
+  std::uint32_t chunk_pages_asked = 0;           // chunk-pages: compaction chunk; 0 = one block
+  std::uint64_t seed = 1;                        // seed: aging, power cuts, and synthetic workloads that name none
+  PowerCutPlan power_cut;                        // power-cut: torture mode (needs backend=memory)
 
   // Parses `value` into the field `key` names, leaving the config unchanged on error.
   Status set(std::string_view key, std::string_view value);
@@ -85,6 +105,10 @@ struct SimConfig {
   static std::span<const ConfigKey> keys();
   static bool has_key(std::string_view key);
 
+  // Pages per compaction chunk on a chip of `geometry`'s shape.
+  std::uint32_t chunk_pages(const Geometry& geometry) const {
+    return chunk_pages_asked == 0 ? geometry.pages_per_block : chunk_pages_asked;
+  }
   // The chip shape with `block_count` blocks (not validated).
   Geometry geometry(std::uint64_t block_count) const;
   LatencyProfile latency_profile() const { return LatencyProfile::of(latency); }

@@ -60,7 +60,7 @@ struct ConfigurationReport {
   std::size_t footprint_index = 0;  // into SimulationReport::footprints
   Geometry geometry;
   std::uint64_t logical_pages = 0;
-  double utilization = 0;           // footprint / logical pages
+  double utilization = 0;           // compacted span / logical pages
   std::optional<RunResult> result;  // once run
 };
 
@@ -78,9 +78,15 @@ SimulationReport start_report(const InputDescription& input, const SimConfig& ba
                               std::vector<CompareAxis> axes, const TraceSummary& trace,
                               const SimulationPlan& plan);
 
+// The flashdir-sim command that runs `config` alone on `input`: every option that differs
+// from its default, shell-quoted. What a torture-mode violation prints to reproduce it.
+std::string reproduce_command(const InputDescription& input, const SimConfig& config);
+
 // Options, seed, trace, footprint and chips: printed before the runs.
 std::string format_header(const SimulationReport& report);
-// One column per configuration that has a result.
+// One column per configuration that has a result; more columns than fit in a line are
+// wrapped into several tables, each with the row names. Torture mode adds one verdict line
+// per configuration, and a line per violation with the seed and the command reproducing it.
 std::string format_table(const SimulationReport& report);
 // The same as one JSON document: {"seed", "input", "options", "compare", "trace",
 // "footprints", "configurations": [one object per configuration]}.

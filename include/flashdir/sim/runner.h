@@ -9,10 +9,20 @@
 // a trace whose requests all arrive at 0) issues each request when the previous one completes,
 // so response = service. Pass k + 1 starts where pass k ended.
 //
+// Torture mode (power-cut=every:N|random:N, memory backend): prefill and aging run without
+// cuts; during the replay the chip's power is cut as planned, the FTL reopened (recovery may
+// be cut too, up to twice in a row, then it runs uncut), every LPN read back and checked
+// against the oracle of the durability contract (durability_oracle.h), and the replay goes
+// on with the next request. Replayed reads are checked between cuts. Statistics add up what
+// the FTL sessions did for the replay (recovery and the checking reads are not in them);
+// recovery's chip time advances the simulated clock, the checking reads take none.
+//
 // Not thread-safe; independent runs may go on different threads.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +34,26 @@
 #include "flashdir/status.h"
 
 namespace flashdir::sim {
+
+// Torture mode's outcome (config power-cut): the cuts survived and every breach of the
+// durability contract found after them. Reproduce one with the same command: the run is
+// deterministic, its cuts seeded from the configuration's seed.
+struct PowerCutVerdict {
+  struct Violation {
+    std::uint64_t cut = 0;  // cuts before it was found: the check after cut `cut`, or a replayed read
+                            // after it (0: before the first cut)
+    std::string what;
+  };
+  static constexpr std::size_t kMaxViolationsKept = 20;
+
+  std::uint64_t cuts = 0;              // power cuts recovered from and checked
+  std::uint64_t recovery_cuts = 0;     // ... of them while recovering from the previous one
+  std::uint64_t checked_lpns = 0;      // LPNs read back against the oracle after cuts
+  std::uint64_t checked_read_pages = 0;  // pages of replayed reads checked between cuts
+  std::uint64_t violation_count = 0;
+  std::vector<Violation> violations;   // the first kMaxViolationsKept
+  bool stopped = false;                // a recovery failed: the replay could not go on
+};
 
 struct RunResult {
   Geometry geometry;
@@ -51,6 +81,9 @@ struct RunResult {
   std::uint64_t prefill_requests = 0;
   std::uint64_t aging_requests = 0;
   std::uint64_t aging_pages = 0;
+
+  // Torture mode only.
+  std::optional<PowerCutVerdict> power_cuts;
 
   // The simulator's own speed (wall time).
   double replay_wall_seconds = 0;

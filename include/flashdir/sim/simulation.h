@@ -1,16 +1,17 @@
 // Planning a flashdir-sim run: the trace compacted for each chip shape, and a chip for each
 // configuration.
 //
-// Chip size. Configurations compared side by side run on the same chip capacity:
+// Chip size, per configuration:
 //  - `size` given: that capacity (a whole number of the configuration's blocks), and the
-//    trace's compacted footprint must fit the logical space, else an error.
-//  - `size=auto` (default): configurations with the same utilization share one capacity, the
-//    smallest that gives every one of them (its own geometry and over-provisioning) a logical
-//    space of at least footprint / utilization pages, and at least kMinAutoBlocks blocks.
-//    Without --compare that is the base configuration's own chip. Utilization itself is what
-//    sizes the chip, so configurations differing in it get chips of their own.
+//    trace's compacted span must fit the logical space, else an error.
+//  - `size=auto` (default): the smallest chip that gives the configuration (its own geometry
+//    and over-provisioning) a logical space of at least span / utilization pages, and at least
+//    kMinAutoBlocks blocks. Configurations compared side by side thus each sit at the asked
+//    utilization (op=7 and op=25 get different chips), rather than sharing the chip of the most
+//    demanding one.
 // Each configuration then uses the whole logical space of its chip (prefill writes all of it);
-// its effective utilization is footprint / logical pages.
+// its effective utilization is span / logical pages. The span is counted in chunks of
+// `chunk-pages` pages (a block unless set; chip_sizing.h).
 #pragma once
 
 #include <cstddef>

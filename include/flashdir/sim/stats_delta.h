@@ -18,6 +18,9 @@ namespace flashdir::sim {
 // counts (erase_spread below). `before` must be an earlier snapshot of the same FTL. A counter
 // added to FtlStats must be added to the list in stats_delta.cc.
 FtlStats stats_delta(const FtlStats& before, const FtlStats& after);
+// Adds the counters of `delta` (a stats_delta) to `total` and takes its gauges: the measured
+// part of a run made of several FTL sessions (torture mode reopens the FTL after every cut).
+void stats_add(FtlStats& total, const FtlStats& delta);
 
 struct EraseSpread {
   std::uint32_t min = 0;
