@@ -20,6 +20,12 @@ std::uint64_t test_seed(std::uint64_t fallback) {
   return std::strtoull(text, nullptr, 0);
 }
 
+std::uint64_t test_knob(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  return std::strtoull(text, nullptr, 0);
+}
+
 std::string replay_command(std::uint64_t seed) {
   return fmt::format("FLASHDIR_TEST_SEED={} {}", seed, test_command());
 }

@@ -11,6 +11,9 @@ namespace flashdir::testing {
 std::uint64_t test_seed(std::uint64_t fallback);
 // "FLASHDIR_TEST_SEED=<seed> <test binary> '<test name>'": paste it to replay a failure.
 std::string replay_command(std::uint64_t seed);
+// A loop length a developer may raise for a longer soak: the environment variable `name` if
+// set, else `fallback` (kept small for CI).
+std::uint64_t test_knob(const char* name, std::uint64_t fallback);
 
 // A test that loops over numbered runs (one per combination of options, say), run i seeded
 // with base + i. FLASHDIR_TEST_RUN=i restricts the test to run i, so that the command printed
