@@ -220,6 +220,7 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
       }
     }
   }
+  drop_older_duplicates(pages, out, repairs, trims);
   in_recovery_ = true;
   recovery_window_ = chip.window;
   if (chip.window_lost) {
@@ -233,6 +234,41 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
   in_recovery_ = false;
   FLASHDIR_TRY(repaired);
   return trim_runs(std::move(trims));
+}
+
+void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
+                                          std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims) {
+  // A file page evicted from one slot (its entry still VALID on the chip, the drop buffered)
+  // and cached again in another: the newer entry is the one in the page written later (the
+  // old slot's page, written after the drop, would have cleared it).
+  auto sequence_of = [&](SlotIndex slot) { return pages[layout_.page_of(slot)]->header.sequence; };
+  absl::flat_hash_map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> newest;
+  std::vector<bool> loser(out.usable.size(), false);
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    auto [it, inserted] = newest.try_emplace(std::make_pair(r.entry.file_id, r.entry.page_no), i);
+    if (inserted) continue;
+    const std::size_t other = it->second;
+    const bool this_newer = sequence_of(r.slot) > sequence_of(out.usable[other].slot);
+    loser[this_newer ? other : i] = true;
+    if (this_newer) it->second = i;
+  }
+  std::vector<RecoveredSlot> kept;
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    if (!loser[i]) {
+      kept.push_back(r);
+      continue;
+    }
+    entries_[r.slot] = Entry{};
+    out.dirty -= r.entry.dirty ? 1 : 0;
+    ++out.dropped;
+    ++out.duplicates;
+    note_update(layout_.page_of(r.slot));
+    repairs.push_back(layout_.page_of(r.slot));
+    trims.push_back(r.slot);
+  }
+  out.usable = std::move(kept);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -278,12 +314,8 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   for (std::uint32_t i = 0; i < count; ++i) chip_flags_[first + i] = encode_scratch_[i].flags;
   // The drops this page now records on the chip: their data may go.
   std::vector<SlotIndex> trims;
-  if (auto it = pending_drops_.find(page); it != pending_drops_.end()) {
-    for (const auto& [slot, file_id] : it->second) {
-      if (!(entries_[slot].flags() & flag::kValid)) trims.push_back(slot);
-    }
-    pending_drop_count_ -= it->second.size();
-    pending_drops_.erase(it);
+  for (const meta::PendingDrop& d : pending_drops_.take(page)) {
+    if (!(entries_[d.slot].flags() & flag::kValid)) trims.push_back(d.slot);
   }
   return trim_runs(std::move(trims));
 }
@@ -352,33 +384,45 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
   for (const SlotWrite& w : writes) {
     const std::uint32_t page = layout_.page_of(w.slot);
     // A buffered drop of this slot is overtaken: the new data replaces the LPN, no trim.
-    if (auto it = pending_drops_.find(page); it != pending_drops_.end()) {
-      auto& drops = it->second;
-      const auto before = drops.size();
-      drops.erase(std::remove_if(drops.begin(), drops.end(), [&](const auto& d) { return d.first == w.slot; }), drops.end());
-      pending_drop_count_ -= before - drops.size();
-    }
+    pending_drops_.cancel(page, w.slot);
+    // The file page's old copy in another slot, still named on the chip, goes first: it
+    // becomes stale as soon as this write or the backing write that goes with it lands.
+    if (auto holder = pending_drops_.page_holding(w.entry.file_id, w.entry.page_no)) pages.push_back(*holder);
     std::uint8_t flags = flag::kValid | (w.entry.dirty ? flag::kDirty : 0);
     const Entry& old = entries_[w.slot];
+    const bool same_page = (old.flags() & flag::kValid) && old.file_id == w.entry.file_id &&
+                           old.page_no() == w.entry.page_no;
+    // A dirty write over the same file page, whose entry is on the chip and finished: after a
+    // cut the FTL holds the old or the new data, both versions of that page the cache may
+    // write back, so the entry needs no WRITING (and dropping it would lose an fsync'd older
+    // version). The chip must say DIRTY before the data lands: clean -> dirty writes it first.
+    const bool dirty_in_place = same_page && w.entry.dirty && !(old.flags() & flag::kWriting) &&
+                                (chip_flags_[w.slot] & flag::kValid) && !(chip_flags_[w.slot] & flag::kWriting);
     switch (scheme_) {
       case MetadataScheme::lufuw:
+        if (dirty_in_place) {
+          if (!(chip_flags_[w.slot] & flag::kDirty)) pages.push_back(page);
+          break;
+        }
         while (window_.needs_room_for(page)) FLASHDIR_TRY(force_oldest());
         window_.add(page, w.slot);
-        [[fallthrough]];
-      case MetadataScheme::update_write_update:
         flags |= flag::kWriting;
         unfinished_[w.slot] = 0;
         pages.push_back(page);
         break;
-      case MetadataScheme::write_update: {
+      case MetadataScheme::update_write_update:
+        // The baseline writes twice whatever the write; only the flag follows the rule above.
+        if (!dirty_in_place) flags |= flag::kWriting;
+        unfinished_[w.slot] = 0;
+        pages.push_back(page);
+        break;
+      case MetadataScheme::write_update:
         // A dirty entry on the chip is trusted after a crash: it must stop describing this
         // slot before other data lands in it. Dirty over the same page stays dirty: no write.
-        const bool same_page = (old.flags() & flag::kValid) && old.file_id == w.entry.file_id &&
-                               old.page_no() == w.entry.page_no;
         if ((chip_flags_[w.slot] & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
         break;
-      }
     }
+    if (dirty_in_place && old.flags() == flags && scheme_ != MetadataScheme::update_write_update) continue;
     entries_[w.slot] = {w.entry.file_id, w.entry.page_no << 8 | flags};
     note_update(page);
   }
@@ -454,18 +498,29 @@ Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {
   return write_pages(std::move(pages));
 }
 
+Status MetadataStore::sync_slots(std::span<const SlotIndex> slots) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<SlotIndex> valid;
+  for (SlotIndex slot : slots) {
+    FLASHDIR_TRY(check_slot(slot));
+    if (!(entries_[slot].flags() & flag::kValid)) continue;
+    if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == 0) {
+      return Status::invalid_argument(fmt::format("sync of slot {} while its data write is in flight", slot));
+    }
+    valid.push_back(slot);
+  }
+  FLASHDIR_TRY(make_data_durable(valid));
+  std::vector<std::uint32_t> pages;
+  for (SlotIndex slot : valid) {
+    if (unfinished_.contains(slot)) finish(slot);
+    const std::uint32_t page = layout_.page_of(slot);
+    if (page_updates_[page] > 0) pages.push_back(page);
+  }
+  return write_pages(std::move(pages));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drops
-
-std::vector<std::uint32_t> MetadataStore::pages_with_pending_drops(std::uint64_t file_id, bool any_file) const {
-  std::vector<std::uint32_t> pages;
-  for (const auto& [page, drops] : pending_drops_) {
-    if (any_file || std::any_of(drops.begin(), drops.end(), [&](const auto& d) { return d.second == file_id; })) {
-      pages.push_back(page);
-    }
-  }
-  return pages;
-}
 
 Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durability) {
   FLASHDIR_TRY(check_alive());
@@ -481,15 +536,14 @@ Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durabili
     const bool was_unfinished = unfinished_.contains(slot);
     if (was_unfinished) unfinished.push_back(slot);
     if (was_unfinished || (chip_flags_[slot] & flag::kDirty)) must_write.push_back(page);
-    pending_drops_[page].push_back({slot, e.file_id});
-    ++pending_drop_count_;
+    pending_drops_.add(page, {slot, e.file_id, e.page_no()});
     e = Entry{};
     note_update(page);
     pages.push_back(page);
   }
   if (durability == Durability::forced) must_write.insert(must_write.end(), pages.begin(), pages.end());
-  if (pending_drop_count_ > kMaxPendingDrops) {
-    const auto all = pages_with_pending_drops(0, /*any_file=*/true);
+  if (pending_drops_.size() > kMaxPendingDrops) {
+    const auto all = pending_drops_.all_pages();
     must_write.insert(must_write.end(), all.begin(), all.end());
   }
   FLASHDIR_TRY(write_pages(std::move(must_write)));
@@ -499,7 +553,16 @@ Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durabili
 
 Status MetadataStore::invalidate_file(std::uint64_t file_id, std::span<const SlotIndex> slots) {
   FLASHDIR_TRY(drop(slots, Durability::forced));
-  return write_pages(pages_with_pending_drops(file_id, /*any_file=*/false));
+  return write_pages(pending_drops_.pages_of_file(file_id));
+}
+
+Status MetadataStore::forget(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t count) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<std::uint32_t> pages;
+  for (std::uint64_t p = first_page; p < first_page + count; ++p) {
+    if (auto holder = pending_drops_.page_holding(file_id, p)) pages.push_back(*holder);
+  }
+  return write_pages(std::move(pages));
 }
 
 Status MetadataStore::close_clean() {
@@ -515,7 +578,7 @@ Status MetadataStore::close_clean() {
   FLASHDIR_TRY(make_data_durable(in_flight));
   std::sort(in_flight.begin(), in_flight.end());
   for (SlotIndex slot : in_flight) finish(slot);
-  std::vector<std::uint32_t> pages = pages_with_pending_drops(0, /*any_file=*/true);
+  std::vector<std::uint32_t> pages = pending_drops_.all_pages();
   for (std::uint32_t p = 0; p < layout_.metadata_pages; ++p) {
     if (page_updates_[p] > 0) pages.push_back(p);
   }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "cache/meta/pending_drops.h"
 #include "cache/meta/unfinished_window.h"
 #include "flashdir/cache/options.h"
 #include "flashdir/format.h"
@@ -76,6 +77,7 @@ struct RecoveredSlots {
   std::uint64_t dropped = 0;          // entries that failed it: cleared on the chip and trimmed
   std::uint64_t dirty = 0;            // usable dirty slots (to write back)
   std::uint64_t damaged_pages = 0;    // metadata pages that failed to read or decode
+  std::uint64_t duplicates = 0;       // older entries of a file page found twice (in dropped)
   bool clean_shutdown = false;
   double seconds = 0;                 // wall time of open(), reading and repairs included
   double usable_fraction() const;     // usable / (usable + dropped); 1 when both are 0
@@ -115,6 +117,9 @@ class MetadataStore {
   // The FTL's durable watermark (ftl.durable_seq()) may have moved: finished writes lose
   // WRITING in RAM only.
   void on_durable(std::uint64_t durable_seq);
+  // fsync: the slots' data and entries, as the store holds them in RAM, are on the chip when
+  // this returns (data programmed out of the device RAM, confirmations written).
+  Status sync_slots(std::span<const SlotIndex> slots);
   // Dirty slots were written back and their files synced: clean on the chip when this returns.
   Status mark_clean(std::span<const SlotIndex> slots);
   // Slots leave the cache. buffered (eviction): the entry reaches the chip with the page's next
@@ -125,6 +130,10 @@ class MetadataStore {
   // every earlier buffered drop of the file still awaiting its page write, durably, before the
   // caller records the new attributes.
   Status invalidate_file(std::uint64_t file_id, std::span<const SlotIndex> slots);
+  // Before a write to the backing file that does not go through before_data_write (write-around,
+  // a write past the admission cutoff): buffered drops of those file pages reach the chip, so
+  // that a cut cannot bring back their old bytes as valid.
+  Status forget(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t count);
   // After the caller's final FTL flush: every change on the chip, then the clean mark.
   Status close_clean();
 
@@ -165,9 +174,10 @@ class MetadataStore {
   void note_update(std::uint32_t page);
   Status trim_runs(std::vector<SlotIndex> slots);
   Status check_slot(SlotIndex slot) const;
-  std::vector<std::uint32_t> pages_with_pending_drops(std::uint64_t file_id, bool any_file) const;
   Status recover(std::span<const std::optional<format::MetadataPage>> pages, const std::vector<bool>& damaged,
                  RecoveredSlots& out);
+  void drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
+                             std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims);
   Status check_alive() const { return failed_; }
   Status fail(Status status);
 
@@ -181,9 +191,7 @@ class MetadataStore {
   meta::UnfinishedWindow window_;
   // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).
   absl::flat_hash_map<SlotIndex, std::uint64_t> unfinished_;
-  // Buffered drops per page: (slot, file id), trimmed once the page is written.
-  absl::flat_hash_map<std::uint32_t, std::vector<std::pair<SlotIndex, std::uint64_t>>> pending_drops_;
-  std::size_t pending_drop_count_ = 0;
+  meta::PendingDrops pending_drops_;
   std::uint64_t sequence_ = 0;
   bool clean_mark_on_chip_ = false;
   // During open(), repairs carry the window found on the chip: until every entry it condemns is
