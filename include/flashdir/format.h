@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <span>
+#include <vector>
 
 #include "flashdir/geometry.h"
 #include "flashdir/status.h"
@@ -214,5 +216,84 @@ void encode_oob(const OobRecord& record, ByteSpan out);
 Result<OobRecord> decode_oob(ConstByteSpan in);
 // True if every byte is 0xFF: the OOB of a page that was never programmed.
 bool is_erased(ConstByteSpan bytes);
+
+// ---------------------------------------------------------------------------------------------
+// Cache metadata page (LUFUW, papers/lufuw.txt; doc/cache.md). The cache's logical pages
+// [0, M) are its M metadata pages; metadata page p holds the entries of slots
+// [p * E, p * E + count) where E = metadata_entries_per_page(page size). A page always fills
+// a whole cache page; the bytes after its entries are zero.
+//
+//   offset size field
+//        0    8 magic "FDCACHMD"
+//        8    4 format version
+//       12    4 encoded size (header + entries; the rest of the page is zero)
+//       16    8 checksum: XXH3-64 of the whole page with this field zeroed
+//       24    8 metadata page number (its LPN)
+//       32    8 sequence (bumped by every metadata page write of the cache)
+//       40    4 entry count (at most E)
+//       44    1 scheme (MetadataSchemeCode)
+//       45    1 flags: bit 0 clean shutdown (only the newest page's counts)
+//       46    1 window length (0..63)
+//       47    1 reserved (0)
+//       48  252 window: 63 u32 metadata page numbers with unfinished writes, oldest first;
+//               unused ones zero
+//      300    4 reserved (0)
+//      304      entries, 16 bytes each:
+//                 0 8 file id    8 6 page number in the file    14 1 flags    15 1 reserved (0)
+//               flags: bit 0 VALID, bit 1 DIRTY, bit 2 WRITING; an entry without VALID is
+//               all zero.
+
+inline constexpr std::uint64_t kMetadataPageMagic = 0x444D484341434446ULL;  // "FDCACHMD" in LE
+inline constexpr std::size_t kMetadataPageHeaderSize = 304;
+inline constexpr std::size_t kMetadataEntrySize = 16;
+inline constexpr std::size_t kMetadataWindowCapacity = 63;
+inline constexpr std::uint64_t kMetadataMaxPageNumber = (std::uint64_t{1} << 48) - 1;
+
+enum class MetadataSchemeCode : std::uint8_t { lufuw = 1, write_update = 2, update_write_update = 3 };
+static_assert(static_cast<int>(MetadataSchemeCode::lufuw) == 1 &&
+              static_cast<int>(MetadataSchemeCode::write_update) == 2 &&
+              static_cast<int>(MetadataSchemeCode::update_write_update) == 3);
+
+namespace metadata_flag {
+inline constexpr std::uint8_t kValid = 1;
+inline constexpr std::uint8_t kDirty = 2;
+inline constexpr std::uint8_t kWriting = 4;
+inline constexpr std::uint8_t kKnown = kValid | kDirty | kWriting;
+}  // namespace metadata_flag
+
+struct MetadataEntry {
+  std::uint64_t file_id = 0;
+  std::uint64_t page_no = 0;  // at most kMetadataMaxPageNumber
+  std::uint8_t flags = 0;     // metadata_flag bits
+  bool valid() const { return (flags & metadata_flag::kValid) != 0; }
+  bool dirty() const { return (flags & metadata_flag::kDirty) != 0; }
+  bool writing() const { return (flags & metadata_flag::kWriting) != 0; }
+  bool operator==(const MetadataEntry&) const = default;
+};
+
+struct MetadataPageHeader {
+  std::uint64_t page_number = 0;
+  std::uint64_t sequence = 0;
+  MetadataSchemeCode scheme = MetadataSchemeCode::lufuw;
+  bool clean_shutdown = false;
+  std::vector<std::uint32_t> window;  // at most kMetadataWindowCapacity, oldest first
+  bool operator==(const MetadataPageHeader&) const = default;
+};
+
+struct MetadataPage {
+  MetadataPageHeader header;
+  std::vector<MetadataEntry> entries;
+};
+
+// Entries one metadata page of `page_size_bytes` holds (237 for 4 KiB); 0 if it holds none.
+std::size_t metadata_entries_per_page(std::uint32_t page_size_bytes);
+// Writes a whole page (`page`: a cache page). Preconditions, asserted: at most
+// metadata_entries_per_page entries and kMetadataWindowCapacity window numbers, page numbers
+// within kMetadataMaxPageNumber, entries without VALID all zero.
+void encode_metadata_page(const MetadataPageHeader& header, std::span<const MetadataEntry> entries, ByteSpan page);
+// Refuses a page of zeros (never written: not_found) and anything failing magic, version,
+// size, checksum, scheme, window length, reserved bytes or entry flags (corruption), with a
+// message naming the test. Never reads outside `page`.
+Result<MetadataPage> decode_metadata_page(ConstByteSpan page);
 
 }  // namespace flashdir::format

@@ -111,9 +111,11 @@ Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint
 
 std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
 Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }
-Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
-  return core_->write(first, count, data, hint);
+Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
+                                 Durability durability) {
+  return core_->write(first, count, data, hint, durability);
 }
+Status Ftl::make_durable(Lpn first, std::uint32_t count) { return core_->make_durable(first, count); }
 Status Ftl::trim(Lpn first, std::uint32_t count) { return core_->trim(first, count); }
 Status Ftl::flush() { return core_->flush(); }
 std::uint64_t Ftl::durable_seq() const { return core_->durable_sequence(); }

@@ -57,7 +57,9 @@ class FtlCore final : public TranslationPages {
   Status rebuild_from_scan();
 
   Status read(Lpn first, std::uint32_t count, ByteSpan data);
-  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint);
+  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
+                              Durability durability);
+  Status make_durable(Lpn first, std::uint32_t count);
   Status trim(Lpn first, std::uint32_t count);
   Status flush();
   Status close();

@@ -202,7 +202,8 @@ Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
   return Status::ok();
 }
 
-Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint) {
+Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
+                                     Durability durability) {
   FLASHDIR_TRY(check_alive());
   FLASHDIR_TRY(check_range("write", first, count));
   const std::size_t page_bytes = layout_.geometry.page_size_bytes;
@@ -216,7 +217,7 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
   const bool keep_data = chip_.stores_data();
   // Written, an LPN is no longer lost, whether its page is buffered or programmed.
   if (!lost_lpns_.empty()) lost_lpns_.erase(lost_lpns_.lower_bound(first.value), lost_lpns_.lower_bound(first.value + count));
-  if (ram_->buffers_write(count)) {
+  if (durability == Durability::buffered && ram_->buffers_write(count)) {
     for (std::uint32_t i = 0; i < count; ++i) {
       ram::BufferedPage page;
       page.lpn = first + i;
@@ -249,13 +250,38 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
       }
       done += n;
     }
-    stats_.bypass_write_pages += count;
+    (durability == Durability::forced ? stats_.forced_write_pages : stats_.bypass_write_pages) += count;
   }
   FLASHDIR_TRY(settle());
   ++stats_.write_requests;
   stats_.write_pages += count;
   finish_request(started);
   return version;
+}
+
+Status FtlCore::make_durable(Lpn first, std::uint32_t count) {
+  FLASHDIR_TRY(check_alive());
+  FLASHDIR_TRY(check_range("make durable", first, count));
+  const std::uint64_t started = clock_.now_ns();
+  // Copies: the buffered pages stay in RAM (and keep their holds) until they are programmed,
+  // so a failure part-way loses nothing that was acknowledged.
+  std::vector<ram::BufferedPage> pages;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (const ram::BufferedPage* page = ram_->find(first + i)) pages.push_back(*page);
+  }
+  if (!pages.empty()) {
+    std::vector<HostPage> host(pages.size());
+    for (std::size_t i = 0; i < pages.size(); ++i) host[i] = {pages[i].lpn, pages[i].version, pages[i].data, pages[i].hint};
+    FLASHDIR_TRY(program_host_pages(host));
+    for (const auto& page : pages) {
+      if (auto dropped = ram_->drop(page.lpn)) release(*dropped);
+      ++ram_page_ops_;  // out of RAM
+    }
+    stats_.forced_program_pages += pages.size();
+  }
+  FLASHDIR_TRY(settle());
+  finish_request(started);
+  return Status::ok();
 }
 
 Status FtlCore::trim(Lpn first, std::uint32_t count) {

@@ -119,7 +119,7 @@ TEST_CASE("a checkpoint of another over-provisioning fails the layout check, nam
 
 TEST_CASE("fuzz: damaged checkpoints decode as corruption or as tables of the layout's size", "[ftl][checkpoint][fuzz]") {
   const std::uint64_t seed = test_seed(20261124);
-  const std::uint64_t iterations = env_count("FLASHDIR_FUZZ_ITERATIONS", 3000);
+  const std::uint64_t iterations = test_knob("FLASHDIR_FUZZ_ITERATIONS", 3000);
   INFO("seed " << seed << ", " << iterations << " iterations; replay: FLASHDIR_FUZZ_ITERATIONS=" << iterations
                << " " << replay_command(seed));
   const ftl::FtlLayout layout = test_layout();

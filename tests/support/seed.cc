@@ -20,7 +20,7 @@ std::uint64_t test_seed(std::uint64_t fallback) {
   return std::strtoull(text, nullptr, 0);
 }
 
-std::uint64_t env_count(const char* name, std::uint64_t fallback) {
+std::uint64_t test_knob(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return fallback;
   return std::strtoull(text, nullptr, 0);

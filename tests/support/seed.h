@@ -9,11 +9,11 @@ namespace flashdir::testing {
 
 // The seed to use: FLASHDIR_TEST_SEED if set, else `fallback`.
 std::uint64_t test_seed(std::uint64_t fallback);
-// A count a long test loops over: the environment variable `name` if set, else `fallback` (the
-// CI default, kept small; e.g. FLASHDIR_FUZZ_ITERATIONS=1000000 for a long run by hand).
-std::uint64_t env_count(const char* name, std::uint64_t fallback);
 // "FLASHDIR_TEST_SEED=<seed> <test binary> '<test name>'": paste it to replay a failure.
 std::string replay_command(std::uint64_t seed);
+// A loop length a developer may raise for a longer soak: the environment variable `name` if
+// set, else `fallback` (kept small for CI; e.g. FLASHDIR_FUZZ_ITERATIONS=1000000 by hand).
+std::uint64_t test_knob(const char* name, std::uint64_t fallback);
 
 // A test that loops over numbered runs (one per combination of options, say), run i seeded
 // with base + i. FLASHDIR_TEST_RUN=i restricts the test to run i, so that the command printed

@@ -17,6 +17,9 @@
 //    one. A write in flight may or may not be there.
 //  - A trim is durable once flush() returns after it; a power cut before that may bring the
 //    trimmed data back (never anything older).
+//  - A write with Durability::forced, and the pages make_durable() returns for, are on the chip
+//    and found after a power cut as soon as the call returns, whatever durable_seq() says (it
+//    is a prefix watermark: an older buffered write elsewhere holds it back).
 //
 // Lost pages: an LPN whose page fails verification on every read when garbage collection must
 // move it, or whose mapping points at a page that recovery finds gone, is *lost*: its data is
@@ -86,8 +89,13 @@ class Ftl {
   // chip host data is not kept, so `data` may be empty (and is zero-filled otherwise).
   Status read(Lpn first, std::uint32_t count, ByteSpan data);
   // Writes `count` pages; `data` is count * page_size bytes (may be empty on a metadata-only
-  // chip). Returns the request's sequence number.
-  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint = WriteHint::none);
+  // chip). Returns the request's sequence number. A forced write bypasses the RAM buffer (and
+  // drops any older buffered copy of its pages), as cache metadata that orders later writes needs.
+  Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint = WriteHint::none,
+                              Durability durability = Durability::buffered);
+  // Programs whichever of the pages [first, first + count) still sit in the RAM buffer, so that
+  // every completed write to them is on the chip; cheaper than flush(), which drains everything.
+  Status make_durable(Lpn first, std::uint32_t count);
   Status trim(Lpn first, std::uint32_t count);
   // Makes every completed write and trim durable (and the chip image synced).
   Status flush();

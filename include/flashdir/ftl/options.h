@@ -82,4 +82,10 @@ enum class WriteHint : std::uint8_t {
   cold,
 };
 
+// Where a write may be when write() returns.
+enum class Durability : std::uint8_t {
+  buffered,  // possibly only in the device RAM: durable once durable_seq() covers it
+  forced,    // programmed on the chip, bypassing the RAM buffer: found after a power cut
+};
+
 }  // namespace flashdir

@@ -49,6 +49,8 @@ struct FtlStats {
   std::uint64_t buffer_write_lookups = 0;   // pages written through the buffer
   std::uint64_t buffer_write_hits = 0;      // ... that replaced a buffered page
   std::uint64_t bypass_write_pages = 0;     // pages of writes too long for the buffer
+  std::uint64_t forced_write_pages = 0;     // pages of Durability::forced writes (never buffered)
+  std::uint64_t forced_program_pages = 0;   // buffered pages programmed early by make_durable()
   std::uint64_t evicted_data_pages = 0;     // buffered pages programmed to make room
   std::uint64_t evicted_mapping_entries = 0;
   std::uint64_t evicted_translation_pages = 0;  // cached translation pages dropped (TreeFTL)

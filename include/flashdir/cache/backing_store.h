@@ -1,0 +1,49 @@
+// The backing store seam: how the engine reaches the slow directory it caches. The daemon plugs
+// in the POSIX implementation (rooted at a directory fd; every path is resolved below it with
+// openat and O_NOFOLLOW semantics, so a symlink in the backing tree can never lead the cache
+// outside it); tests plug in doubles that inject failures and latency.
+//
+// Thread-safety: every method may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+#include "flashdir/catalog.h"
+#include "flashdir/status.h"
+#include "flashdir/types.h"
+
+namespace flashdir::cache {
+
+class BackingFile {
+ public:
+  virtual ~BackingFile() = default;
+  // Reads up to out.size() bytes at `offset`; fewer only at end of file. Returns the count.
+  virtual Result<std::size_t> read(std::uint64_t offset, ByteSpan out) = 0;
+  // Writes all of `data` at `offset`.
+  virtual Status write(std::uint64_t offset, ConstByteSpan data) = 0;
+  virtual Status truncate(std::uint64_t size_bytes) = 0;
+  virtual Status sync() = 0;
+  virtual Result<BackingIdentity> stat() = 0;
+};
+
+class BackingStore {
+ public:
+  virtual ~BackingStore() = default;
+  // Opens an existing regular file for reading and writing (read-only if it cannot be written:
+  // writes then fail). not_found if it does not exist; invalid_argument if it is not a regular
+  // file or a component is a symlink.
+  virtual Result<std::unique_ptr<BackingFile>> open(std::string_view relative_path) = 0;
+  virtual Status rename(std::string_view from, std::string_view to) = 0;
+  virtual Status unlink(std::string_view relative_path) = 0;
+};
+
+// The real one, rooted at `root` (opened O_DIRECTORY|O_PATH once).
+Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesystem::path& root);
+// Wraps a descriptor the caller already opened on a backing file (the daemon's); the file takes
+// ownership of `fd`.
+std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path);
+
+}  // namespace flashdir::cache

@@ -1,0 +1,167 @@
+// The file-block cache engine: pages of backing files cached on the logical pages of an FTL.
+// A library with no FUSE in it; the daemon (src/fs) only calls it.
+//
+//   auto backing = cache::open_posix_backing_store("/slow/dir");
+//   auto mounted = cache::MountedCache::open("/var/cache/flashdir", std::move(backing.value()), {});
+//   cache::Engine& engine = mounted.value()->engine();
+//   auto file = engine.open_file("docs/report.pdf");          // validates, drops stale pages
+//   std::vector<std::uint8_t> buffer(1 << 20);
+//   auto got = engine.read(file.value(), 0, buffer);           // bytes read, short at EOF
+//   engine.write(file.value(), 4096, some_bytes);
+//   engine.fsync(file.value());                                // durable in cache (write-back) or backing
+//   engine.release(file.value());
+//   mounted.value()->close();                                  // write-back, clean mark
+//
+// Model (doc/cache.md): a slot is one data LPN holding one page of one file. The slot index
+// maps (file, page) to a slot; per-slot state is an explicit state machine (src/cache/slot.h);
+// replacement is CLOCK with a reference bit per slot. Slot metadata reaches the chip through a
+// MetadataStore (LUFUW or a baseline) so that cached pages survive a restart.
+//
+// Thread-safety: every method may be called from many threads at once. Locks, in the only
+// order in which they may be taken (a thread holding one never waits for an earlier one):
+//   1. file lock       (per open file; shared for reads, exclusive for writes, truncate, fsync,
+//                       stale drops; held across that file's backing I/O)
+//   2. index shard     (one of EngineOptions::index_shards; held only for a hash look-up)
+//   3. FTL lock        (one; the FTL, the metadata store, slot states, the allocator and
+//                       CLOCK hand; held for index-free work and chip I/O only, never across
+//                       backing I/O)
+// Leaf locks (stats counters, the flusher's condition) are taken last and never nest.
+// A read miss's backing read, a write-back's backing write and a wait for free slots hold none
+// of the engine-wide locks.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashdir/cache/backing_store.h"
+#include "flashdir/cache/options.h"
+#include "flashdir/catalog.h"
+#include "flashdir/ftl/ftl.h"
+#include "flashdir/status.h"
+#include "flashdir/types.h"
+
+namespace flashdir::cache {
+
+// An open file, valid until release(). Plain value: copy it freely between threads.
+struct FileHandle {
+  std::uint64_t value = 0;
+  bool operator==(const FileHandle&) const = default;
+};
+
+// What the last open found (hot restart).
+struct RestartReport {
+  bool clean_shutdown = false;
+  std::uint64_t usable_slots = 0;    // cached pages kept (clean and dirty)
+  std::uint64_t dropped_slots = 0;   // entries that failed the usability rule (trimmed)
+  std::uint64_t orphan_slots = 0;    // usable entries naming a file the catalog does not know
+  std::uint64_t dirty_slots = 0;     // dirty pages found
+  std::uint64_t written_back_slots = 0;  // dirty pages written to their backing files
+  std::uint64_t lost_dirty_slots = 0;    // dirty pages whose backing file is gone (reported)
+  double usable_fraction = 1.0;      // usable / (usable + dropped + orphans); 1 when nothing was cached
+  double seconds = 0;                // wall time of the whole restart
+};
+
+// Counters since open; a consistent-enough snapshot (each counter is read atomically).
+struct EngineStats {
+  std::uint64_t capacity_pages = 0;
+  std::uint64_t cached_pages = 0;
+  std::uint64_t dirty_pages = 0;
+  std::uint64_t open_files = 0;
+  std::uint64_t read_requests = 0;
+  std::uint64_t read_hit_pages = 0;
+  std::uint64_t read_miss_pages = 0;
+  std::uint64_t read_ahead_pages = 0;
+  std::uint64_t write_requests = 0;
+  std::uint64_t written_pages = 0;
+  std::uint64_t admitted_pages = 0;
+  std::uint64_t cutoff_bypassed_pages = 0;   // not admitted: a sequential stream past its cutoff
+  std::uint64_t not_promoted_pages = 0;      // not admitted: fewer misses than promote_after_misses
+  std::uint64_t evicted_pages = 0;           // each trimmed in the FTL
+  std::uint64_t written_back_pages = 0;      // dirty pages written to the backing store
+  std::uint64_t writer_waits = 0;            // writers that waited for the flusher (cache full of dirty)
+  std::uint64_t corrupt_pages = 0;           // hits whose page failed its checksum: dropped, read from backing
+  std::uint64_t stale_drops = 0;             // files found changed on open: their pages dropped
+  std::uint64_t backing_errors = 0;
+  std::uint64_t metadata_writes = 0;         // metadata pages written to the chip
+  std::uint64_t metadata_entries_written = 0;  // entries carried by those writes (batching)
+  std::uint64_t ram_index_bytes = 0;         // slot table + index + per-file state, measured
+  double ram_bytes_per_cached_page = 0;      // ram_index_bytes / capacity_pages
+  RestartReport restart;
+
+  double hit_ratio() const;
+  double metadata_writes_per_data_write() const;
+};
+
+// Rows "name value" for a table; the same names are the JSON keys.
+std::vector<std::pair<std::string, std::string>> stats_rows(const EngineStats& stats);
+std::string stats_json(const EngineStats& stats);
+
+class EngineCore;
+
+class Engine {
+ public:
+  // Opens the engine over an FTL, catalog and backing store that outlive it. On a cache never
+  // used by an engine, formats the slot metadata; otherwise recovers it (hot restart: the
+  // report is in stats().restart) and writes back any dirty page found.
+  static Result<std::unique_ptr<Engine>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
+                                              const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Opens a backing file (relative to the backing root) and validates the cache against it:
+  // a file whose size, mtime_ns, ctime_ns or inode changed since it was last seen has its
+  // pages dropped durably before the catalog records the new attributes.
+  Result<FileHandle> open_file(std::string_view relative_path);
+  // The same with a file the caller already opened (the daemon's backing fd, adopted).
+  Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
+  // Reads into `out`; returns the bytes read, fewer only at end of file.
+  Result<std::size_t> read(FileHandle file, std::uint64_t offset, ByteSpan out);
+  // Writes all of `data` (per the write mode); returns data.size().
+  Result<std::size_t> write(FileHandle file, std::uint64_t offset, ConstByteSpan data);
+  Status truncate(FileHandle file, std::uint64_t size_bytes);
+  // write-back: the file's dirty pages become durable in the cache (FTL durable watermark and
+  // metadata), and the backing file is synced; other modes: the backing file is synced.
+  Status fsync(FileHandle file);
+  // Releases the handle; the last release of a file writes its dirty pages back.
+  Status release(FileHandle file);
+  // Renames (unlinks) in the backing store and in the catalog; cached pages follow the file
+  // (or are dropped with it). Paths are relative to the backing root.
+  Status rename(std::string_view from, std::string_view to);
+  Status unlink(std::string_view relative_path);
+  // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
+  // Every later call fails.
+  Status close();
+
+  EngineStats stats() const;
+
+ private:
+  explicit Engine(std::unique_ptr<EngineCore> core);
+  std::unique_ptr<EngineCore> core_;
+};
+
+// A cache directory opened for use: superblock, chip image, FTL, catalog and the engine, owned
+// together and closed in order.
+class MountedCache {
+ public:
+  static Result<std::unique_ptr<MountedCache>> open(const std::filesystem::path& cache_dir,
+                                                    std::unique_ptr<BackingStore> backing,
+                                                    const EngineOptions& options);
+  ~MountedCache();  // closes if close() was not called (errors are logged)
+  Engine& engine() { return *engine_; }
+  Ftl& ftl();
+  // Closes the engine, then the FTL (final checkpoint) and marks the superblock clean.
+  Status close();
+
+ private:
+  struct Parts;
+  MountedCache(std::unique_ptr<Parts> parts, std::unique_ptr<Engine> engine);
+  std::unique_ptr<Parts> parts_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace flashdir::cache

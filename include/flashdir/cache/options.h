@@ -1,0 +1,58 @@
+// How a cache engine behaves: write mode, metadata scheme, read-ahead, admission, write-back
+// watermarks. Every field has a unit and a default; validate() names the bad field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "flashdir/status.h"
+
+namespace flashdir::cache {
+
+enum class WriteMode : std::uint8_t {
+  write_through,  // a write goes to the backing file, then (admitted) to the cache; the default
+  write_back,     // a write goes to the cache as a dirty page; a flusher writes it back later
+  write_around,   // a write goes to the backing file only; cached pages it covers are dropped
+};
+std::string_view write_mode_name(WriteMode mode);
+Result<WriteMode> parse_write_mode(std::string_view text);
+
+// How the slot metadata reaches the chip (doc/cache.md): what survives a power cut.
+enum class MetadataScheme : std::uint8_t {
+  lufuw,                // papers/lufuw.txt: clean and dirty slots survive
+  write_update,         // Flashcache: metadata written only on clean<->dirty; only dirty slots survive
+  update_write_update,  // two forced metadata writes per data write
+};
+std::string_view metadata_scheme_name(MetadataScheme scheme);
+Result<MetadataScheme> parse_metadata_scheme(std::string_view text);
+
+struct EngineOptions {
+  WriteMode write_mode = WriteMode::write_through;
+  // Fixed when the cache is first used (recorded in the catalog); a later open must agree.
+  MetadataScheme metadata = MetadataScheme::lufuw;
+  // Pages read from the backing file beyond a read miss, and admitted with it (stopping at EOF
+  // and at the first page already cached).
+  std::uint32_t read_ahead_pages = 8;
+  // A file read (written) sequentially for more than this many bytes in a row is not admitted
+  // any further until the stream breaks; 0 admits every stream.
+  std::uint64_t read_sequential_cutoff_bytes = 16ULL << 20;
+  std::uint64_t write_sequential_cutoff_bytes = 16ULL << 20;
+  // A page is admitted on its Nth miss; 1 admits on the first. Misses are remembered in a
+  // bounded table (promotion_table_entries) that forgets everything when it fills.
+  std::uint32_t promote_after_misses = 1;
+  std::uint32_t promotion_table_entries = 1 << 16;
+  // write-back: the flusher starts when dirty pages exceed the high share of the cache and
+  // stops below the low one. A writer that finds no clean page to evict waits for it.
+  std::uint8_t dirty_high_watermark_percent = 50;
+  std::uint8_t dirty_low_watermark_percent = 25;
+  // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
+  std::uint32_t flush_batch_pages = 64;
+  // Shards of the slot index, each under its own lock; a power of two.
+  std::uint32_t index_shards = 64;
+
+  Status validate() const;
+  std::string to_json() const;
+};
+
+}  // namespace flashdir::cache

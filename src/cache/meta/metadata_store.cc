@@ -1,0 +1,606 @@
+// The metadata store (metadata_store.h; doc/cache.md "Metadata").
+#include "cache/meta/metadata_store.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "cache/meta/usability_rule.h"
+
+namespace flashdir::cache {
+namespace {
+
+using format::MetadataEntry;
+namespace flag = format::metadata_flag;
+
+// Metadata pages read per FTL request at open.
+constexpr std::uint32_t kOpenReadPages = 64;
+
+template <typename Fn>
+Status for_each_run(std::vector<SlotIndex> slots, Fn fn) {
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  for (std::size_t i = 0; i < slots.size();) {
+    std::size_t n = 1;
+    while (i + n < slots.size() && slots[i + n] == slots[i] + n) ++n;
+    FLASHDIR_TRY(fn(slots[i], static_cast<std::uint32_t>(n)));
+    i += n;
+  }
+  return Status::ok();
+}
+
+std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Layout and figures
+
+Result<SlotLayout> SlotLayout::compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes) {
+  const std::uint64_t per_page = format::metadata_entries_per_page(page_size_bytes);
+  if (per_page == 0) {
+    return Status::invalid_argument(fmt::format("a {}-byte page holds no metadata entries", page_size_bytes));
+  }
+  // M + S <= L with M = ceil(S / E): start from S = L * E / (E + 1) and step down.
+  std::uint64_t slots = std::min<std::uint64_t>(logical_pages / (per_page + 1) * per_page +
+                                                    (logical_pages % (per_page + 1)),
+                                                UINT32_MAX);
+  while (slots > 0 && (slots + per_page - 1) / per_page + slots > logical_pages) --slots;
+  if (slots == 0) return Status::no_space(fmt::format("{} logical pages hold no cache slot", logical_pages));
+  SlotLayout layout;
+  layout.slot_count = static_cast<std::uint32_t>(slots);
+  layout.entries_per_page = static_cast<std::uint32_t>(per_page);
+  layout.metadata_pages = (slots + per_page - 1) / per_page;
+  layout.page_size_bytes = page_size_bytes;
+  return layout;
+}
+
+std::uint32_t SlotLayout::entries_in(std::uint32_t page) const {
+  const std::uint64_t first = std::uint64_t{page} * entries_per_page;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(entries_per_page, slot_count - first));
+}
+
+double RecoveredSlots::usable_fraction() const {
+  const double total = static_cast<double>(usable.size() + dropped);
+  return total == 0 ? 1.0 : static_cast<double>(usable.size()) / total;
+}
+
+double MetadataCounters::metadata_writes_per_data_write() const {
+  return data_writes == 0 ? 0.0 : static_cast<double>(metadata_writes) / static_cast<double>(data_writes);
+}
+
+double MetadataCounters::entries_per_metadata_write() const {
+  return metadata_writes == 0 ? 0.0 : static_cast<double>(entries_written) / static_cast<double>(metadata_writes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Format and open
+
+MetadataStore::MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme)
+    : ftl_(ftl),
+      layout_(layout),
+      scheme_(scheme),
+      entries_(layout.slot_count),
+      chip_flags_(layout.slot_count, 0),
+      page_updates_(layout.metadata_pages, 0),
+      window_(format::kMetadataWindowCapacity),
+      page_buffer_(layout.page_size_bytes) {}
+
+Result<std::unique_ptr<MetadataStore>> MetadataStore::format(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme) {
+  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+    return Status::invalid_argument(fmt::format("slot layout of {} metadata pages and {} slots does not fit {} logical pages",
+                                                layout.metadata_pages, layout.slot_count, ftl.logical_pages()));
+  }
+  std::unique_ptr<MetadataStore> store(new MetadataStore(ftl, layout, scheme));
+  // Pages never written read as zeros and hold no entries; the first one carries the clean
+  // mark so that the fresh cache opens clean.
+  FLASHDIR_TRY(store->write_page(0, /*clean_mark=*/true));
+  return store;
+}
+
+Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore::open(Ftl& ftl, const SlotLayout& layout,
+                                                                                      MetadataScheme scheme) {
+  const auto started = std::chrono::steady_clock::now();
+  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+    return Status::invalid_argument("slot layout does not fit the FTL");
+  }
+  std::unique_ptr<MetadataStore> store(new MetadataStore(ftl, layout, scheme));
+  const std::uint64_t M = layout.metadata_pages;
+  const std::size_t page_bytes = layout.page_size_bytes;
+  std::vector<std::optional<format::MetadataPage>> pages(M);
+  std::vector<bool> damaged(M, false);
+  std::vector<std::uint8_t> buffer(std::size_t{kOpenReadPages} * page_bytes);
+  auto read_pages = [&](std::uint64_t first, std::uint32_t count) -> Status {
+    const ByteSpan bytes = ByteSpan(buffer).first(count * page_bytes);
+    Status s = ftl.read(Lpn(first), count, bytes);
+    if (s.code() == StatusCode::corruption && count > 1) {
+      // One bad page fails the whole run: find it page by page.
+      for (std::uint32_t i = 0; i < count; ++i) {
+        Status one = ftl.read(Lpn(first + i), 1, bytes.subspan(i * page_bytes, page_bytes));
+        if (one.code() == StatusCode::corruption) {
+          damaged[first + i] = true;
+          std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
+        } else if (!one.is_ok()) {
+          return one;
+        }
+      }
+      return Status::ok();
+    }
+    if (s.code() == StatusCode::corruption) {
+      damaged[first] = true;
+      std::fill(bytes.begin(), bytes.end(), 0);
+      return Status::ok();
+    }
+    return s;
+  };
+  for (std::uint64_t first = 0; first < M; first += kOpenReadPages) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(kOpenReadPages, M - first));
+    FLASHDIR_TRY(read_pages(first, count));
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t p = first + i;
+      if (damaged[p]) continue;
+      auto decoded = format::decode_metadata_page(ConstByteSpan(buffer).subspan(i * page_bytes, page_bytes));
+      if (decoded.status().code() == StatusCode::not_found) continue;
+      if (!decoded.is_ok()) {
+        damaged[p] = true;
+        continue;
+      }
+      if (decoded->header.scheme != meta::scheme_code(scheme)) {
+        return Status::invalid_argument(fmt::format(
+            "metadata page {} was written by scheme code {}, the cache is opened with code {} (doc/format.md)", p,
+            static_cast<int>(decoded->header.scheme), static_cast<int>(meta::scheme_code(scheme))));
+      }
+      const bool window_in_range = std::all_of(decoded->header.window.begin(), decoded->header.window.end(),
+                                               [&](std::uint32_t n) { return n < M; });
+      if (decoded->header.page_number != p || decoded->entries.size() != layout.entries_in(static_cast<std::uint32_t>(p)) ||
+          !window_in_range) {
+        damaged[p] = true;  // a valid page in the wrong place or of another layout
+        continue;
+      }
+      pages[p] = std::move(decoded).value();
+    }
+  }
+  RecoveredSlots recovered;
+  FLASHDIR_TRY(store->recover(pages, damaged, recovered));
+  recovered.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return std::make_pair(std::move(store), std::move(recovered));
+}
+
+Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage>> pages,
+                              const std::vector<bool>& damaged, RecoveredSlots& out) {
+  std::vector<std::optional<format::MetadataPageHeader>> headers(pages.size());
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    if (pages[p]) headers[p] = pages[p]->header;
+  }
+  meta::ChipSummary chip = meta::summarize(headers);
+  std::vector<std::uint32_t> repairs;
+  std::vector<SlotIndex> trims;
+  for (std::uint32_t p = 0; p < pages.size(); ++p) {
+    if (!damaged[p]) continue;
+    // What a damaged page held is unknown: its slots go. It may also have been the newest
+    // page, so neither the clean mark nor the window found elsewhere can be trusted.
+    ++out.damaged_pages;
+    chip.clean_shutdown = false;
+    chip.window_lost = true;
+    note_update(p);
+    repairs.push_back(p);
+    for (std::uint32_t i = 0; i < layout_.entries_in(p); ++i) trims.push_back(p * layout_.entries_per_page + i);
+  }
+  sequence_ = chip.newest_sequence;
+  clean_mark_on_chip_ = chip.clean_shutdown;
+  out.clean_shutdown = chip.clean_shutdown;
+  for (std::uint32_t p = 0; p < pages.size(); ++p) {
+    const SlotIndex first = p * layout_.entries_per_page;
+    if (!pages[p]) continue;  // never written (no entries) or damaged (above)
+    const auto& entries = pages[p]->entries;
+    for (std::uint32_t i = 0; i < entries.size(); ++i) {
+      const SlotIndex slot = first + i;
+      chip_flags_[slot] = entries[i].flags;
+      switch (meta::judge(chip, scheme_, p, entries[i])) {
+        case meta::Verdict::empty: break;
+        case meta::Verdict::usable: {
+          entries_[slot] = {entries[i].file_id, entries[i].page_no << 8 |
+                                                    static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting)};
+          const SlotEntry entry{entries[i].file_id, entries[i].page_no, entries[i].dirty()};
+          out.usable.push_back({slot, entry});
+          out.dirty += entry.dirty ? 1 : 0;
+          break;
+        }
+        case meta::Verdict::dropped:
+          ++out.dropped;
+          note_update(p);
+          repairs.push_back(p);
+          trims.push_back(slot);
+          break;
+      }
+    }
+  }
+  drop_older_duplicates(pages, out, repairs, trims);
+  in_recovery_ = true;
+  recovery_window_ = chip.window;
+  if (chip.window_lost) {
+    // Repairs carry a window of every page (up to its capacity) while they run.
+    recovery_window_.clear();
+    for (std::uint32_t p = 0; p < pages.size() && recovery_window_.size() < format::kMetadataWindowCapacity; ++p) {
+      recovery_window_.push_back(p);
+    }
+  }
+  Status repaired = write_pages(repairs);
+  in_recovery_ = false;
+  FLASHDIR_TRY(repaired);
+  return trim_runs(std::move(trims));
+}
+
+void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
+                                          std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims) {
+  // A file page evicted from one slot (its entry still VALID on the chip, the drop buffered)
+  // and cached again in another: the newer entry is the one in the page written later (the
+  // old slot's page, written after the drop, would have cleared it).
+  auto sequence_of = [&](SlotIndex slot) { return pages[layout_.page_of(slot)]->header.sequence; };
+  absl::flat_hash_map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> newest;
+  std::vector<bool> loser(out.usable.size(), false);
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    auto [it, inserted] = newest.try_emplace(std::make_pair(r.entry.file_id, r.entry.page_no), i);
+    if (inserted) continue;
+    const std::size_t other = it->second;
+    const bool this_newer = sequence_of(r.slot) > sequence_of(out.usable[other].slot);
+    loser[this_newer ? other : i] = true;
+    if (this_newer) it->second = i;
+  }
+  std::vector<RecoveredSlot> kept;
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    if (!loser[i]) {
+      kept.push_back(r);
+      continue;
+    }
+    entries_[r.slot] = Entry{};
+    out.dirty -= r.entry.dirty ? 1 : 0;
+    ++out.dropped;
+    ++out.duplicates;
+    note_update(layout_.page_of(r.slot));
+    repairs.push_back(layout_.page_of(r.slot));
+    trims.push_back(r.slot);
+  }
+  out.usable = std::move(kept);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing metadata pages
+
+Status MetadataStore::fail(Status status) {
+  if (failed_.is_ok()) failed_ = status;
+  return status;
+}
+
+Status MetadataStore::check_slot(SlotIndex slot) const {
+  if (slot >= layout_.slot_count) {
+    return Status::invalid_argument(fmt::format("slot {} is beyond the cache's {} slots", slot, layout_.slot_count));
+  }
+  return Status::ok();
+}
+
+void MetadataStore::note_update(std::uint32_t page) { ++page_updates_[page]; }
+
+Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
+  FLASHDIR_TRY(check_alive());
+  format::MetadataPageHeader header;
+  header.page_number = page;
+  header.sequence = sequence_ + 1;
+  header.scheme = meta::scheme_code(scheme_);
+  header.clean_shutdown = clean_mark;
+  header.window = in_recovery_ ? recovery_window_ : window_.pages();
+  const SlotIndex first = page * layout_.entries_per_page;
+  const std::uint32_t count = layout_.entries_in(page);
+  encode_scratch_.resize(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const Entry& e = entries_[first + i];
+    encode_scratch_[i] = (e.flags() & flag::kValid) ? MetadataEntry{e.file_id, e.page_no(), e.flags()} : MetadataEntry{};
+  }
+  format::encode_metadata_page(header, encode_scratch_, page_buffer_);
+  auto written = ftl_.write(Lpn(page), 1, page_buffer_, WriteHint::hot, Durability::forced);
+  if (!written.is_ok()) return fail(written.status());
+  sequence_ = header.sequence;
+  clean_mark_on_chip_ = clean_mark;
+  ++counters_.metadata_writes;
+  counters_.entries_written += page_updates_[page];
+  page_updates_[page] = 0;
+  for (std::uint32_t i = 0; i < count; ++i) chip_flags_[first + i] = encode_scratch_[i].flags;
+  // The drops this page now records on the chip: their data may go.
+  std::vector<SlotIndex> trims;
+  for (const meta::PendingDrop& d : pending_drops_.take(page)) {
+    if (!(entries_[d.slot].flags() & flag::kValid)) trims.push_back(d.slot);
+  }
+  return trim_runs(std::move(trims));
+}
+
+Status MetadataStore::write_pages(std::vector<std::uint32_t> pages) {
+  for (std::uint32_t page : sorted_unique(std::move(pages))) FLASHDIR_TRY(write_page(page));
+  return Status::ok();
+}
+
+Status MetadataStore::trim_runs(std::vector<SlotIndex> slots) {
+  return for_each_run(std::move(slots), [&](SlotIndex first, std::uint32_t n) -> Status {
+    if (Status s = ftl_.trim(layout_.data_lpn(first), n); !s.is_ok()) return fail(s);
+    counters_.trims += n;
+    return Status::ok();
+  });
+}
+
+Status MetadataStore::make_data_durable(std::vector<SlotIndex> slots) {
+  return for_each_run(std::move(slots), [&](SlotIndex first, std::uint32_t n) -> Status {
+    if (Status s = ftl_.make_durable(layout_.data_lpn(first), n); !s.is_ok()) return fail(s);
+    return Status::ok();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The write protocol
+
+void MetadataStore::finish(SlotIndex slot) {
+  const std::uint32_t page = layout_.page_of(slot);
+  Entry& e = entries_[slot];
+  if (e.flags() & flag::kWriting) {
+    e.set_flags(e.flags() & ~flag::kWriting);
+    note_update(page);  // the confirmation, carried by the page's next write
+  }
+  unfinished_.erase(slot);
+  if (scheme_ == MetadataScheme::lufuw) window_.finish(page, slot);
+}
+
+Status MetadataStore::force_oldest() {
+  const std::uint32_t page = *window_.oldest_page();
+  const std::vector<SlotIndex> slots = window_.unfinished_slots(page);
+  for (SlotIndex slot : slots) {
+    if (unfinished_.at(slot) == 0) {
+      return Status::invalid_argument(fmt::format(
+          "the metadata window is full of writes whose data is not written yet (slot {}): a batch touches more than {} "
+          "metadata pages",
+          slot, format::kMetadataWindowCapacity - 1));
+    }
+  }
+  FLASHDIR_TRY(make_data_durable(slots));
+  for (SlotIndex slot : slots) finish(slot);
+  counters_.window_forced += slots.size();
+  return write_page(page);
+}
+
+Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<std::uint32_t> pages;
+  for (const SlotWrite& w : writes) {
+    FLASHDIR_TRY(check_slot(w.slot));
+    if (w.entry.page_no > format::kMetadataMaxPageNumber) {
+      return Status::invalid_argument(fmt::format("page number {} of file {} is beyond the metadata format's 2^48",
+                                                  w.entry.page_no, w.entry.file_id));
+    }
+  }
+  for (const SlotWrite& w : writes) {
+    const std::uint32_t page = layout_.page_of(w.slot);
+    // A buffered drop of this slot is overtaken: the new data replaces the LPN, no trim.
+    pending_drops_.cancel(page, w.slot);
+    // The file page's old copy in another slot, still named on the chip, goes first: it
+    // becomes stale as soon as this write or the backing write that goes with it lands.
+    if (auto holder = pending_drops_.page_holding(w.entry.file_id, w.entry.page_no)) pages.push_back(*holder);
+    std::uint8_t flags = flag::kValid | (w.entry.dirty ? flag::kDirty : 0);
+    const Entry& old = entries_[w.slot];
+    const bool same_page = (old.flags() & flag::kValid) && old.file_id == w.entry.file_id &&
+                           old.page_no() == w.entry.page_no;
+    // A dirty write over the same file page, whose entry is on the chip and finished: after a
+    // cut the FTL holds the old or the new data, both versions of that page the cache may
+    // write back, so the entry needs no WRITING (and dropping it would lose an fsync'd older
+    // version). The chip must say DIRTY before the data lands: clean -> dirty writes it first.
+    const bool dirty_in_place = same_page && w.entry.dirty && !(old.flags() & flag::kWriting) &&
+                                (chip_flags_[w.slot] & flag::kValid) && !(chip_flags_[w.slot] & flag::kWriting);
+    switch (scheme_) {
+      case MetadataScheme::lufuw:
+        if (dirty_in_place) {
+          if (!(chip_flags_[w.slot] & flag::kDirty)) pages.push_back(page);
+          break;
+        }
+        while (window_.needs_room_for(page)) FLASHDIR_TRY(force_oldest());
+        window_.add(page, w.slot);
+        flags |= flag::kWriting;
+        unfinished_[w.slot] = 0;
+        pages.push_back(page);
+        break;
+      case MetadataScheme::update_write_update:
+        // The baseline writes twice whatever the write; only the flag follows the rule above.
+        if (!dirty_in_place) flags |= flag::kWriting;
+        unfinished_[w.slot] = 0;
+        pages.push_back(page);
+        break;
+      case MetadataScheme::write_update:
+        // A dirty entry on the chip is trusted after a crash: it must stop describing this
+        // slot before other data lands in it. Dirty over the same page stays dirty: no write.
+        if ((chip_flags_[w.slot] & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
+        break;
+    }
+    if (dirty_in_place && old.flags() == flags && scheme_ != MetadataScheme::update_write_update) continue;
+    entries_[w.slot] = {w.entry.file_id, w.entry.page_no << 8 | flags};
+    note_update(page);
+  }
+  // The clean mark goes before any data changes under it.
+  if (clean_mark_on_chip_ && pages.empty() && !writes.empty()) pages.push_back(layout_.page_of(writes.front().slot));
+  return write_pages(std::move(pages));
+}
+
+Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::uint64_t ftl_seq) {
+  FLASHDIR_TRY(check_alive());
+  for (SlotIndex slot : slots) FLASHDIR_TRY(check_slot(slot));
+  counters_.data_writes += slots.size();
+  switch (scheme_) {
+    case MetadataScheme::lufuw:
+      for (SlotIndex slot : slots) {
+        if (auto it = unfinished_.find(slot); it != unfinished_.end()) it->second = ftl_seq;
+      }
+      on_durable(ftl_.durable_seq());
+      return Status::ok();
+    case MetadataScheme::update_write_update: {
+      std::vector<SlotIndex> confirm;
+      for (SlotIndex slot : slots) {
+        if (unfinished_.contains(slot)) confirm.push_back(slot);
+      }
+      FLASHDIR_TRY(make_data_durable(confirm));
+      std::vector<std::uint32_t> pages;
+      for (SlotIndex slot : confirm) {
+        finish(slot);
+        pages.push_back(layout_.page_of(slot));
+      }
+      return write_pages(std::move(pages));
+    }
+    case MetadataScheme::write_update: {
+      // clean -> dirty: the data must be on the chip before the entry that trusts it.
+      std::vector<SlotIndex> turned_dirty;
+      for (SlotIndex slot : slots) {
+        const Entry& e = entries_[slot];
+        if ((e.flags() & flag::kDirty) && !(chip_flags_[slot] & flag::kDirty)) turned_dirty.push_back(slot);
+      }
+      FLASHDIR_TRY(make_data_durable(turned_dirty));
+      std::vector<std::uint32_t> pages;
+      for (SlotIndex slot : turned_dirty) pages.push_back(layout_.page_of(slot));
+      return write_pages(std::move(pages));
+    }
+  }
+  return Status::ok();
+}
+
+void MetadataStore::on_durable(std::uint64_t durable_seq) {
+  if (scheme_ != MetadataScheme::lufuw || unfinished_.empty()) return;
+  std::vector<SlotIndex> finished;
+  for (const auto& [slot, seq] : unfinished_) {
+    if (seq != 0 && seq <= durable_seq) finished.push_back(slot);
+  }
+  // In slot order, so that a run is deterministic whatever the hash map's order.
+  std::sort(finished.begin(), finished.end());
+  for (SlotIndex slot : finished) finish(slot);
+}
+
+Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<std::uint32_t> pages;
+  for (SlotIndex slot : slots) {
+    FLASHDIR_TRY(check_slot(slot));
+    Entry& e = entries_[slot];
+    if (!(e.flags() & flag::kValid) || !(e.flags() & flag::kDirty)) continue;
+    e.set_flags(e.flags() & ~flag::kDirty);
+    note_update(layout_.page_of(slot));
+    // Forced in every scheme: a dirty entry left on the chip would be written back after a
+    // crash, over whatever the backing file holds by then.
+    pages.push_back(layout_.page_of(slot));
+  }
+  return write_pages(std::move(pages));
+}
+
+Status MetadataStore::sync_slots(std::span<const SlotIndex> slots) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<SlotIndex> valid;
+  for (SlotIndex slot : slots) {
+    FLASHDIR_TRY(check_slot(slot));
+    if (!(entries_[slot].flags() & flag::kValid)) continue;
+    if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == 0) {
+      return Status::invalid_argument(fmt::format("sync of slot {} while its data write is in flight", slot));
+    }
+    valid.push_back(slot);
+  }
+  FLASHDIR_TRY(make_data_durable(valid));
+  std::vector<std::uint32_t> pages;
+  for (SlotIndex slot : valid) {
+    if (unfinished_.contains(slot)) finish(slot);
+    const std::uint32_t page = layout_.page_of(slot);
+    if (page_updates_[page] > 0) pages.push_back(page);
+  }
+  return write_pages(std::move(pages));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drops
+
+Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durability) {
+  FLASHDIR_TRY(check_alive());
+  for (SlotIndex slot : slots) FLASHDIR_TRY(check_slot(slot));
+  std::vector<std::uint32_t> pages, must_write;
+  std::vector<SlotIndex> unfinished;
+  for (SlotIndex slot : slots) {
+    Entry& e = entries_[slot];
+    if (!(e.flags() & flag::kValid)) continue;
+    const std::uint32_t page = layout_.page_of(slot);
+    // An unfinished write's entry leaves the window only once the chip no longer holds it as
+    // VALID; a dirty entry must not survive on the chip (it would be written back).
+    const bool was_unfinished = unfinished_.contains(slot);
+    if (was_unfinished) unfinished.push_back(slot);
+    if (was_unfinished || (chip_flags_[slot] & flag::kDirty)) must_write.push_back(page);
+    pending_drops_.add(page, {slot, e.file_id, e.page_no()});
+    e = Entry{};
+    note_update(page);
+    pages.push_back(page);
+  }
+  if (durability == Durability::forced) must_write.insert(must_write.end(), pages.begin(), pages.end());
+  if (pending_drops_.size() > kMaxPendingDrops) {
+    const auto all = pending_drops_.all_pages();
+    must_write.insert(must_write.end(), all.begin(), all.end());
+  }
+  FLASHDIR_TRY(write_pages(std::move(must_write)));
+  for (SlotIndex slot : unfinished) finish(slot);
+  return Status::ok();
+}
+
+Status MetadataStore::invalidate_file(std::uint64_t file_id, std::span<const SlotIndex> slots) {
+  FLASHDIR_TRY(drop(slots, Durability::forced));
+  return write_pages(pending_drops_.pages_of_file(file_id));
+}
+
+Status MetadataStore::forget(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t count) {
+  FLASHDIR_TRY(check_alive());
+  std::vector<std::uint32_t> pages;
+  for (std::uint64_t p = first_page; p < first_page + count; ++p) {
+    if (auto holder = pending_drops_.page_holding(file_id, p)) pages.push_back(*holder);
+  }
+  return write_pages(std::move(pages));
+}
+
+Status MetadataStore::close_clean() {
+  FLASHDIR_TRY(check_alive());
+  on_durable(ftl_.durable_seq());
+  std::vector<SlotIndex> in_flight;
+  for (const auto& [slot, seq] : unfinished_) {
+    if (seq == 0) {
+      return Status::invalid_argument(fmt::format("clean close with slot {}'s data write still in flight", slot));
+    }
+    in_flight.push_back(slot);
+  }
+  FLASHDIR_TRY(make_data_durable(in_flight));
+  std::sort(in_flight.begin(), in_flight.end());
+  for (SlotIndex slot : in_flight) finish(slot);
+  std::vector<std::uint32_t> pages = pending_drops_.all_pages();
+  for (std::uint32_t p = 0; p < layout_.metadata_pages; ++p) {
+    if (page_updates_[p] > 0) pages.push_back(p);
+  }
+  FLASHDIR_TRY(write_pages(std::move(pages)));
+  // The mark last, in a page of its own: a cut before it leaves an unmarked newest page.
+  FLASHDIR_TRY(write_page(0, /*clean_mark=*/true));
+  if (Status s = ftl_.flush(); !s.is_ok()) return fail(s);  // the trims, and the image synced
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inspection
+
+std::optional<SlotEntry> MetadataStore::entry(SlotIndex slot) const {
+  if (slot >= layout_.slot_count) return std::nullopt;
+  const Entry& e = entries_[slot];
+  if (!(e.flags() & flag::kValid)) return std::nullopt;
+  return SlotEntry{e.file_id, e.page_no(), (e.flags() & flag::kDirty) != 0};
+}
+
+bool MetadataStore::writing(SlotIndex slot) const {
+  return slot < layout_.slot_count && (entries_[slot].flags() & flag::kWriting) != 0;
+}
+
+}  // namespace flashdir::cache

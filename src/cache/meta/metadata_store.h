@@ -1,0 +1,207 @@
+// Slot metadata on the chip: where each cached page lives, kept so that a restart — clean or
+// after a power cut — finds the cache warm. One of three schemes (doc/cache.md "Metadata"):
+//
+//   lufuw                LUFUW (papers/lufuw.txt): an entry is set WRITING and its metadata page
+//                        forced to the chip before the data write; WRITING is cleared in RAM
+//                        once the FTL's durable watermark covers the data, and reaches the chip
+//                        with the next write of that page; a window of up to 63 pages with
+//                        unfinished writes rides in every page. Clean and dirty data survive.
+//   write_update         Flashcache: metadata is written after the data is durable, and only on
+//                        clean<->dirty changes. After a crash only dirty entries are trusted.
+//   update_write_update  forced metadata before and after every data write.
+//
+// Layout (doc/format.md): LPNs [0, M) hold the metadata pages, slot s is data LPN M + s and its
+// entry is entry s % E of metadata page s / E.
+//
+// The store owns the slots' on-chip lifecycle, trims included: a dropped slot's data LPN is
+// trimmed by the store once the page recording the drop is on the chip (a trim before that
+// could leave a VALID entry over a trimmed page, read back as zeros). The caller never trims
+// slot LPNs itself.
+//
+// Calling protocol for a data write (a write or a read-miss fill) of slots S:
+//   before_data_write(S) -> ftl.write(data) -> after_data_write(S, seq); on_durable() whenever
+//   the FTL's durable watermark may have moved (after any FTL call). Between a write's
+//   before_data_write and after_data_write at most 62 other metadata pages may be registered.
+//
+// Thread safety: none. The engine calls it only under its FTL lock. After an error from the
+// FTL (a power cut) every later call fails: reopen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "cache/meta/pending_drops.h"
+#include "cache/meta/unfinished_window.h"
+#include "flashdir/cache/options.h"
+#include "flashdir/format.h"
+#include "flashdir/ftl/ftl.h"
+#include "flashdir/status.h"
+
+namespace flashdir::cache {
+
+using SlotIndex = std::uint32_t;
+
+struct SlotEntry {
+  std::uint64_t file_id = 0;
+  std::uint64_t page_no = 0;  // page index in the file; at most format::kMetadataMaxPageNumber
+  bool dirty = false;
+  bool operator==(const SlotEntry&) const = default;
+};
+
+struct SlotLayout {
+  std::uint64_t metadata_pages = 0;
+  std::uint32_t slot_count = 0;
+  std::uint32_t entries_per_page = 0;
+  std::uint32_t page_size_bytes = 0;
+
+  // As many slots as fit with their metadata pages in `logical_pages`.
+  static Result<SlotLayout> compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes);
+  Lpn data_lpn(SlotIndex slot) const { return Lpn(metadata_pages + slot); }
+  std::uint32_t page_of(SlotIndex slot) const { return slot / entries_per_page; }
+  // Entries metadata page `page` holds (the last one may hold fewer).
+  std::uint32_t entries_in(std::uint32_t page) const;
+};
+
+struct RecoveredSlot {
+  SlotIndex slot = 0;
+  SlotEntry entry;
+};
+
+struct RecoveredSlots {
+  std::vector<RecoveredSlot> usable;  // clean and dirty slots that pass the usability rule
+  std::uint64_t dropped = 0;          // entries that failed it: cleared on the chip and trimmed
+  std::uint64_t dirty = 0;            // usable dirty slots (to write back)
+  std::uint64_t damaged_pages = 0;    // metadata pages that failed to read or decode
+  std::uint64_t duplicates = 0;       // older entries of a file page found twice (in dropped)
+  bool clean_shutdown = false;
+  double seconds = 0;                 // wall time of open(), reading and repairs included
+  double usable_fraction() const;     // usable / (usable + dropped); 1 when both are 0
+};
+
+struct MetadataCounters {
+  std::uint64_t metadata_writes = 0;    // metadata pages written to the chip
+  std::uint64_t entries_written = 0;    // entry updates those writes carried (batching)
+  std::uint64_t data_writes = 0;        // slot data writes the store was told about
+  std::uint64_t window_forced = 0;      // writes a full window forced to completion
+  std::uint64_t trims = 0;              // slot LPNs trimmed after their drop reached the chip
+  double metadata_writes_per_data_write() const;
+  double entries_per_metadata_write() const;
+};
+
+struct SlotWrite {
+  SlotIndex slot = 0;
+  SlotEntry entry;
+};
+
+class MetadataStore {
+ public:
+  // Lays out an empty cache (a clean one: nothing to recover).
+  static Result<std::unique_ptr<MetadataStore>> format(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
+  // Reads every metadata page, applies the usability rule, clears and trims what it drops.
+  // A damaged metadata page drops its slots (counted); a page of another scheme is an error.
+  static Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> open(Ftl& ftl, const SlotLayout& layout,
+                                                                                MetadataScheme scheme);
+
+  // Before `writes`' data is written: each slot gets its new entry (a slot still awaiting a
+  // drop's trim keeps its data LPN, which the write replaces).
+  Status before_data_write(std::span<const SlotWrite> writes);
+  Status before_data_write(SlotIndex slot, const SlotEntry& entry) { return before_data_write({{SlotWrite{slot, entry}}}); }
+  // After the data write of `slots` returned with FTL sequence `ftl_seq`.
+  Status after_data_write(std::span<const SlotIndex> slots, std::uint64_t ftl_seq);
+  Status after_data_write(SlotIndex slot, std::uint64_t ftl_seq) { return after_data_write({{slot}}, ftl_seq); }
+  // The FTL's durable watermark (ftl.durable_seq()) may have moved: finished writes lose
+  // WRITING in RAM only.
+  void on_durable(std::uint64_t durable_seq);
+  // fsync: the slots' data and entries, as the store holds them in RAM, are on the chip when
+  // this returns (data programmed out of the device RAM, confirmations written).
+  Status sync_slots(std::span<const SlotIndex> slots);
+  // Dirty slots were written back and their files synced: clean on the chip when this returns.
+  Status mark_clean(std::span<const SlotIndex> slots);
+  // Slots leave the cache. buffered (eviction): the entry reaches the chip with the page's next
+  // write, a crash before may bring back the (still correct) clean page. forced (stale data,
+  // truncate, corruption): on the chip when this returns.
+  Status drop(std::span<const SlotIndex> slots, Durability durability);
+  // A file's data changed behind the cache: `slots` (its cached ones) are dropped and so is
+  // every earlier buffered drop of the file still awaiting its page write, durably, before the
+  // caller records the new attributes.
+  Status invalidate_file(std::uint64_t file_id, std::span<const SlotIndex> slots);
+  // Before a write to the backing file that does not go through before_data_write (write-around,
+  // a write past the admission cutoff): buffered drops of those file pages reach the chip, so
+  // that a cut cannot bring back their old bytes as valid.
+  Status forget(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t count);
+  // After the caller's final FTL flush: every change on the chip, then the clean mark.
+  Status close_clean();
+
+  MetadataCounters counters() const { return counters_; }
+  const SlotLayout& layout() const { return layout_; }
+  MetadataScheme scheme() const { return scheme_; }
+  // The entry the store holds for `slot` in RAM (tests, fsck).
+  std::optional<SlotEntry> entry(SlotIndex slot) const;
+  bool writing(SlotIndex slot) const;
+  std::vector<std::uint32_t> window_pages() const { return window_.pages(); }
+  // RAM the store holds per slot, for the engine's bytes-per-cached-page figure.
+  static constexpr std::size_t kRamBytesPerSlot = 17;
+  // Buffered drops waiting for their page's next write before the store writes those pages
+  // itself (so that evicted slots do not stay untrimmed for long).
+  static constexpr std::size_t kMaxPendingDrops = 1024;
+
+ private:
+  MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
+
+  // RAM entry: file id and (page number << 8 | flags), 16 bytes a slot.
+  struct Entry {
+    std::uint64_t file_id = 0;
+    std::uint64_t page_and_flags = 0;
+    std::uint8_t flags() const { return static_cast<std::uint8_t>(page_and_flags & 0xFF); }
+    std::uint64_t page_no() const { return page_and_flags >> 8; }
+    void set_flags(std::uint8_t flags) { page_and_flags = (page_and_flags & ~std::uint64_t{0xFF}) | flags; }
+  };
+  static_assert(sizeof(Entry) == 16);
+
+  Status write_page(std::uint32_t page, bool clean_mark = false);
+  Status write_pages(std::vector<std::uint32_t> pages);
+  // Programs the data of `slots` if it still sits in the device RAM (one call per LPN run).
+  Status make_data_durable(std::vector<SlotIndex> slots);
+  // Makes room in the window: the oldest page's writes are completed (their data programmed
+  // if it still sits in the device RAM) and the page written with the confirmations.
+  Status force_oldest();
+  void finish(SlotIndex slot);
+  void note_update(std::uint32_t page);
+  Status trim_runs(std::vector<SlotIndex> slots);
+  Status check_slot(SlotIndex slot) const;
+  Status recover(std::span<const std::optional<format::MetadataPage>> pages, const std::vector<bool>& damaged,
+                 RecoveredSlots& out);
+  void drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
+                             std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims);
+  Status check_alive() const { return failed_; }
+  Status fail(Status status);
+
+  Ftl& ftl_;
+  SlotLayout layout_;
+  MetadataScheme scheme_;
+  std::uint32_t page_size_bytes_ = 0;
+  std::vector<Entry> entries_;
+  std::vector<std::uint8_t> chip_flags_;   // each entry's flags as last written to the chip
+  std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
+  meta::UnfinishedWindow window_;
+  // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).
+  absl::flat_hash_map<SlotIndex, std::uint64_t> unfinished_;
+  meta::PendingDrops pending_drops_;
+  std::uint64_t sequence_ = 0;
+  bool clean_mark_on_chip_ = false;
+  // During open(), repairs carry the window found on the chip: until every entry it condemns is
+  // cleared, a newer page without it would make them look finished.
+  bool in_recovery_ = false;
+  std::vector<std::uint32_t> recovery_window_;
+  std::vector<std::uint8_t> page_buffer_;
+  std::vector<format::MetadataEntry> encode_scratch_;
+  MetadataCounters counters_;
+  Status failed_;
+};
+
+}  // namespace flashdir::cache

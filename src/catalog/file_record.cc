@@ -1,0 +1,113 @@
+#include "catalog/file_record.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "flashdir/endian.h"
+
+namespace flashdir::catalog {
+namespace {
+
+constexpr std::uint8_t kFileRecordVersion = 1;
+constexpr std::size_t kFileRecordFixedBytes = 1 + 8 * 5 + 4;
+constexpr std::string_view kFilePrefix = "file/";
+constexpr std::string_view kPathPrefix = "path/";
+
+ConstByteSpan bytes_of(std::string_view s) {
+  return ConstByteSpan(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+
+}  // namespace
+
+std::string file_key(std::uint64_t file_id) {
+  std::string key(kFilePrefix);
+  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(file_id >> shift));
+  return key;
+}
+
+std::string file_key_prefix() { return std::string(kFilePrefix); }
+
+Result<std::uint64_t> file_id_of_key(std::string_view key) {
+  if (key.size() != kFilePrefix.size() + 8 || !key.starts_with(kFilePrefix)) {
+    return Status::corruption(fmt::format("catalog: malformed file key of {} bytes", key.size()));
+  }
+  std::uint64_t file_id = 0;
+  for (char c : key.substr(kFilePrefix.size())) file_id = (file_id << 8) | static_cast<std::uint8_t>(c);
+  return file_id;
+}
+
+std::string path_key(std::string_view relative_path) {
+  std::string key(kPathPrefix);
+  key.append(relative_path);
+  return key;
+}
+
+std::string encode_file_id(std::uint64_t file_id) {
+  std::string bytes(8, '\0');
+  LittleEndianWriter writer(ByteSpan(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size()));
+  writer.u64(file_id);
+  return bytes;
+}
+
+Result<std::uint64_t> decode_file_id(std::string_view bytes) {
+  if (bytes.size() != 8) return Status::corruption(fmt::format("catalog: a file id of {} bytes, not 8", bytes.size()));
+  LittleEndianReader reader(bytes_of(bytes));
+  const std::uint64_t file_id = reader.u64();
+  if (file_id == 0) return Status::corruption("catalog: file id 0");
+  return file_id;
+}
+
+std::string encode_file_record(const CatalogFile& file) {
+  std::string bytes(kFileRecordFixedBytes + file.relative_path.size(), '\0');
+  LittleEndianWriter writer(ByteSpan(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size()));
+  writer.u8(kFileRecordVersion);
+  writer.u64(file.identity.dev);
+  writer.u64(file.identity.inode);
+  writer.u64(file.identity.size_bytes);
+  writer.u64(static_cast<std::uint64_t>(file.identity.mtime_ns));
+  writer.u64(static_cast<std::uint64_t>(file.identity.ctime_ns));
+  writer.u32(static_cast<std::uint32_t>(file.relative_path.size()));
+  writer.bytes(bytes_of(file.relative_path));
+  return bytes;
+}
+
+Result<CatalogFile> decode_file_record(std::uint64_t file_id, std::string_view bytes) {
+  const auto bad = [&](std::string_view why) {
+    return Status::corruption(fmt::format("catalog: record of file {} {}", file_id, why));
+  };
+  if (bytes.size() < kFileRecordFixedBytes) return bad(fmt::format("is {} bytes, too short", bytes.size()));
+  LittleEndianReader reader(bytes_of(bytes));
+  if (reader.u8() != kFileRecordVersion) return bad("has an unknown version");
+  CatalogFile file;
+  file.file_id = file_id;
+  file.identity.dev = reader.u64();
+  file.identity.inode = reader.u64();
+  file.identity.size_bytes = reader.u64();
+  file.identity.mtime_ns = static_cast<std::int64_t>(reader.u64());
+  file.identity.ctime_ns = static_cast<std::int64_t>(reader.u64());
+  const std::uint32_t path_bytes = reader.u32();
+  if (path_bytes != bytes.size() - kFileRecordFixedBytes) return bad("has a path length that disagrees with its size");
+  file.relative_path.assign(bytes.substr(kFileRecordFixedBytes));
+  if (!check_relative_path(file.relative_path).is_ok()) return bad("holds an invalid path");
+  return file;
+}
+
+Status check_relative_path(std::string_view relative_path) {
+  const auto bad = [&](std::string_view why) {
+    return Status::invalid_argument(fmt::format("backing path '{}' {}", relative_path, why));
+  };
+  if (relative_path.empty()) return bad("is empty");
+  if (relative_path.front() == '/' || relative_path.back() == '/') return bad("must be relative, without a trailing '/'");
+  if (relative_path.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
+  std::size_t start = 0;
+  while (start <= relative_path.size()) {
+    const std::size_t end = std::min(relative_path.find('/', start), relative_path.size());
+    const std::string_view part = relative_path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return bad("has an empty, '.' or '..' component");
+    start = end + 1;
+  }
+  return Status::ok();
+}
+
+}  // namespace flashdir::catalog

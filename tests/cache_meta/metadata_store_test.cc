@@ -1,0 +1,341 @@
+// The metadata store (src/cache/meta): layout, the LUFUW window, the usability rule on
+// hand-written crash states, each scheme's writes, drops and trims, corrupt metadata pages.
+#include <catch2/catch.hpp>
+
+#include "cache/meta/unfinished_window.h"
+#include "cache/meta/usability_rule.h"
+#include "store_rig.h"
+
+using namespace flashdir;
+using namespace flashdir::cache;
+using namespace flashdir::testing;
+namespace flag = format::metadata_flag;
+
+namespace {
+
+format::MetadataPage chip_page(StoreRig& rig, std::uint32_t page) {
+  std::vector<std::uint8_t> bytes(rig.geometry().page_size_bytes);
+  REQUIRE_OK(rig.ftl().read(Lpn(page), 1, bytes));
+  auto decoded = format::decode_metadata_page(bytes);
+  REQUIRE_OK(decoded);
+  return std::move(decoded).value();
+}
+
+bool usable(const RecoveredSlots& r, SlotIndex slot) {
+  return std::any_of(r.usable.begin(), r.usable.end(), [&](const RecoveredSlot& s) { return s.slot == slot; });
+}
+
+}  // namespace
+
+TEST_CASE("the slot layout packs metadata pages and slots into the logical space", "[cache-meta]") {
+  for (std::uint64_t logical : {2ull, 14ull, 15ull, 700ull, 1'000'003ull}) {
+    auto layout = SlotLayout::compute(logical, 512);
+    REQUIRE_OK(layout);
+    const std::uint64_t E = layout->entries_per_page;
+    CHECK(E == 13);
+    CHECK(layout->metadata_pages == (layout->slot_count + E - 1) / E);
+    CHECK(layout->metadata_pages + layout->slot_count <= logical);
+    // One more slot would not fit.
+    const std::uint64_t more = layout->slot_count + 1ull;
+    CHECK((more + E - 1) / E + more > logical);
+    CHECK(layout->data_lpn(0).value == layout->metadata_pages);
+  }
+  CHECK(SlotLayout::compute(1, 512).status().code() == StatusCode::no_space);
+  CHECK(SlotLayout::compute(100, 256).status().code() == StatusCode::invalid_argument);
+  auto big = SlotLayout::compute(1 << 20, 4096);
+  REQUIRE_OK(big);
+  CHECK(big->entries_per_page == 237);
+  CHECK(big->entries_in(static_cast<std::uint32_t>(big->metadata_pages - 1)) <= 237);
+}
+
+TEST_CASE("the window lets pages leave only from its front", "[cache-meta][window]") {
+  meta::UnfinishedWindow window(3);
+  window.add(5, 50);
+  window.add(7, 70);
+  window.add(5, 51);  // page 5 keeps its place
+  CHECK(window.pages() == std::vector<std::uint32_t>{5, 7});
+  CHECK(window.finish(7, 70).empty());  // finished, but behind the unfinished page 5
+  CHECK(window.pages() == std::vector<std::uint32_t>{5, 7});
+  window.add(9, 90);
+  CHECK(window.needs_room_for(11));
+  CHECK_FALSE(window.needs_room_for(9));
+  CHECK(window.unfinished_slots(5) == std::vector<std::uint32_t>{50, 51});
+  CHECK(window.finish(5, 50).empty());
+  CHECK(window.finish(5, 51) == std::vector<std::uint32_t>{5, 7});  // 7 was only waiting for 5
+  CHECK(window.pages() == std::vector<std::uint32_t>{9});
+  CHECK(window.oldest_page() == 9u);
+}
+
+TEST_CASE("the usability rule on hand-written crash states", "[cache-meta][rule]") {
+  using V = meta::Verdict;
+  const format::MetadataEntry empty{};
+  const format::MetadataEntry clean{1, 2, flag::kValid};
+  const format::MetadataEntry dirty{1, 2, flag::kValid | flag::kDirty};
+  const format::MetadataEntry clean_writing{1, 2, flag::kValid | flag::kWriting};
+  const format::MetadataEntry dirty_writing{1, 2, flag::kValid | flag::kDirty | flag::kWriting};
+
+  std::vector<std::optional<format::MetadataPageHeader>> headers(4);
+  headers[0] = format::MetadataPageHeader{0, 10, format::MetadataSchemeCode::lufuw, false, {0, 2}};
+  headers[2] = format::MetadataPageHeader{2, 12, format::MetadataSchemeCode::lufuw, false, {2}};  // newest
+  headers[3] = format::MetadataPageHeader{3, 11, format::MetadataSchemeCode::lufuw, true, {}};
+  const meta::ChipSummary chip = meta::summarize(headers);
+  CHECK(chip.newest_sequence == 12);
+  CHECK(chip.newest_page == 2);
+  CHECK_FALSE(chip.clean_shutdown);  // an older page's clean mark does not count
+  CHECK(chip.window == std::vector<std::uint32_t>{2});
+
+  const auto lufuw = MetadataScheme::lufuw;
+  CHECK(meta::judge(chip, lufuw, 0, empty) == V::empty);
+  CHECK(meta::judge(chip, lufuw, 0, clean) == V::usable);
+  CHECK(meta::judge(chip, lufuw, 0, clean_writing) == V::usable);  // page 0 left the newest window
+  CHECK(meta::judge(chip, lufuw, 2, clean_writing) == V::dropped);
+  CHECK(meta::judge(chip, lufuw, 2, dirty_writing) == V::dropped);
+  CHECK(meta::judge(chip, lufuw, 2, dirty) == V::usable);
+
+  const auto wu = MetadataScheme::write_update;
+  CHECK(meta::judge(chip, wu, 0, clean) == V::dropped);
+  CHECK(meta::judge(chip, wu, 0, dirty) == V::usable);
+  CHECK(meta::judge(chip, wu, 0, dirty_writing) == V::dropped);
+
+  const auto uwu = MetadataScheme::update_write_update;
+  CHECK(meta::judge(chip, uwu, 0, clean) == V::usable);
+  CHECK(meta::judge(chip, uwu, 0, clean_writing) == V::dropped);
+
+  meta::ChipSummary lost = chip;
+  lost.window_lost = true;
+  CHECK(meta::judge(lost, lufuw, 0, clean_writing) == V::dropped);
+  meta::ChipSummary marked = chip;
+  marked.clean_shutdown = true;
+  CHECK(meta::judge(marked, wu, 2, clean) == V::usable);
+  CHECK(meta::judge(marked, lufuw, 2, clean_writing) == V::usable);
+  CHECK_FALSE(meta::summarize(std::vector<std::optional<format::MetadataPageHeader>>(3)).any_page);
+}
+
+TEST_CASE("a clean close keeps every slot of every scheme", "[cache-meta]") {
+  const auto scheme = GENERATE(from_range(std::begin(kMetadataSchemes), std::end(kMetadataSchemes)));
+  INFO("scheme " << scheme_label(scheme));
+  StoreRig rig(scheme);
+  REQUIRE_OK(rig.write(0, 20, 7, 100, false, 1));
+  REQUIRE_OK(rig.write(30, 3, 8, 0, true, 2));
+  const SlotIndex evicted[] = {5};
+  REQUIRE_OK(rig.store().drop(evicted, Durability::buffered));
+  REQUIRE_OK(rig.close_clean());
+  auto recovered = rig.power_cycle();
+  REQUIRE_OK(recovered);
+  CHECK(recovered->clean_shutdown);
+  CHECK(recovered->usable.size() == 22);
+  CHECK(recovered->dropped == 0);
+  CHECK(recovered->dirty == 3);
+  CHECK(recovered->usable_fraction() == 1.0);
+  CHECK_FALSE(usable(*recovered, 5));
+  CHECK(rig.data_version(5) == 0u);  // the evicted slot was trimmed
+  CHECK(rig.data_version(6) == 1u);
+  CHECK(rig.store().entry(31) == SlotEntry{8, 1, true});
+
+  SECTION("and a crash after the reopen no longer counts as clean") {
+    REQUIRE_OK(rig.write(40, 1, 9, 0, true, 3));
+    REQUIRE_OK(rig.ftl().flush());
+    rig.store().on_durable(rig.ftl().durable_seq());
+    auto again = rig.power_cycle();
+    REQUIRE_OK(again);
+    CHECK_FALSE(again->clean_shutdown);
+    switch (scheme) {
+      case MetadataScheme::write_update:
+        CHECK(again->usable.size() == 4);  // only the dirty slots
+        CHECK(again->dropped == 19);
+        CHECK(rig.data_version(0) == 0u);  // dropped and trimmed
+        break;
+      case MetadataScheme::lufuw:
+        // The last write's confirmation had no later write of its page to ride on, and its
+        // page is in the newest window: the one slot LUFUW gives up.
+        CHECK_FALSE(usable(*again, 40));
+        CHECK(again->usable.size() == 22);
+        break;
+      case MetadataScheme::update_write_update:
+        CHECK(usable(*again, 40));
+        CHECK(again->usable.size() == 23);
+        break;
+    }
+  }
+}
+
+TEST_CASE("lufuw: WRITING reaches the chip first and is cleared in RAM once the data is durable", "[cache-meta][lufuw]") {
+  StoreRig rig(MetadataScheme::lufuw, format::RamPolicy::tree, std::nullopt, 64 << 10);  // data stays in RAM
+  const auto E = rig.layout().entries_per_page;
+  REQUIRE_OK(rig.write(0, 3, 7, 0, false, 1));
+  CHECK(rig.store().counters().metadata_writes == 2);  // format's page 0, then one for three entries
+  CHECK(rig.store().writing(0));
+  const auto page0 = chip_page(rig, 0);
+  CHECK(page0.entries[1].writing());
+  CHECK(page0.header.window == std::vector<std::uint32_t>{0});
+
+  SECTION("a crash before the data is durable drops the slots") {
+    auto recovered = rig.power_cycle();
+    REQUIRE_OK(recovered);
+    CHECK(recovered->usable.empty());
+    CHECK(recovered->dropped == 3);
+    CHECK(rig.data_version(0) == 0u);
+    CHECK_FALSE(rig.store().entry(0).has_value());
+    CHECK(chip_page(rig, 0).entries[0] == format::MetadataEntry{});  // cleared on the chip
+  }
+  SECTION("once durable, the confirmation rides on a later write and the window shrinks") {
+    REQUIRE_OK(rig.ftl().flush());
+    rig.store().on_durable(rig.ftl().durable_seq());
+    CHECK_FALSE(rig.store().writing(0));
+    CHECK(chip_page(rig, 0).entries[0].writing());  // lazily: not written yet
+    CHECK(rig.store().window_pages().empty());
+    REQUIRE_OK(rig.write(E, 1, 8, 0, false, 2));  // page 1
+    CHECK(chip_page(rig, 1).header.window == std::vector<std::uint32_t>{1});
+    auto recovered = rig.power_cycle();
+    REQUIRE_OK(recovered);
+    // Page 0's entries still say WRITING on the chip, but page 0 is not in the newest window.
+    CHECK(usable(*recovered, 0));
+    CHECK(usable(*recovered, 2));
+    CHECK_FALSE(usable(*recovered, E));
+    CHECK(rig.data_version(1) == 1u);
+    CHECK(recovered->usable_fraction() == Approx(0.75));
+  }
+  SECTION("a later write of the same page carries the confirmation") {
+    REQUIRE_OK(rig.ftl().flush());
+    rig.store().on_durable(rig.ftl().durable_seq());
+    REQUIRE_OK(rig.write(5, 1, 7, 5, false, 2));
+    const auto again = chip_page(rig, 0);
+    CHECK_FALSE(again.entries[0].writing());
+    CHECK(again.entries[5].writing());
+    CHECK(rig.store().counters().entries_written == 7);  // 3 + (3 confirmations + 1)
+  }
+}
+
+TEST_CASE("lufuw: a full window forces its oldest write to the chip", "[cache-meta][lufuw][window]") {
+  StoreRig rig(MetadataScheme::lufuw, format::RamPolicy::static_split, std::nullopt, 256 << 10, 128);
+  const auto E = rig.layout().entries_per_page;
+  REQUIRE(rig.layout().metadata_pages > 70);
+  for (std::uint32_t page = 0; page < 70; ++page) {
+    REQUIRE_OK(rig.write(page * E, 1, 1, page, false, page + 1));
+    CHECK(rig.store().window_pages().size() <= format::kMetadataWindowCapacity);
+  }
+  CHECK(rig.store().counters().window_forced >= 7);
+  CHECK(rig.ftl().stats().forced_program_pages >= 7);  // their data still sat in the device RAM
+  CHECK_FALSE(rig.store().writing(0));
+  CHECK(chip_page(rig, 0).entries[0] == format::MetadataEntry{1, 0, flag::kValid});  // confirmed on the chip
+  auto recovered = rig.power_cycle();
+  REQUIRE_OK(recovered);
+  for (std::uint32_t page = 0; page < 7; ++page) CHECK(usable(*recovered, page * E));
+  for (const auto& slot : recovered->usable) CHECK(rig.data_version(slot.slot) == slot.entry.page_no + 1);
+}
+
+TEST_CASE("metadata writes per data write of each scheme", "[cache-meta]") {
+  const auto scheme = GENERATE(from_range(std::begin(kMetadataSchemes), std::end(kMetadataSchemes)));
+  INFO("scheme " << scheme_label(scheme));
+  StoreRig rig(scheme);
+  const std::uint64_t at_format = rig.store().counters().metadata_writes;
+  REQUIRE_OK(rig.write(0, 13, 7, 0, false, 1));  // a read-miss fill of one metadata page's slots
+  const std::uint64_t fill = rig.store().counters().metadata_writes - at_format;
+  REQUIRE_OK(rig.write(20, 1, 8, 0, true, 2));  // a dirty write
+  REQUIRE_OK(rig.write(20, 1, 8, 0, true, 3));  // overwritten while dirty
+  const std::uint64_t writes = rig.store().counters().metadata_writes - at_format - fill;
+  switch (scheme) {
+    case MetadataScheme::lufuw:
+      CHECK(fill == 1);
+      CHECK(writes == 2);
+      break;
+    case MetadataScheme::write_update:
+      CHECK(fill == 1);    // only to clear the fresh cache's clean mark
+      CHECK(writes == 1);  // clean -> dirty once
+      break;
+    case MetadataScheme::update_write_update:
+      CHECK(fill == 2);
+      CHECK(writes == 4);
+      break;
+  }
+  CHECK(rig.store().counters().data_writes == 15);
+  const SlotIndex written_back[] = {20};
+  REQUIRE_OK(rig.store().mark_clean(written_back));
+  CHECK(rig.store().entry(20) == SlotEntry{8, 0, false});
+  CHECK_FALSE(chip_page(rig, 1).entries[20 - 13].dirty());
+}
+
+TEST_CASE("drops: buffered ones trim once their page is written, forced ones at once", "[cache-meta][drop]") {
+  const auto scheme = GENERATE(from_range(std::begin(kMetadataSchemes), std::end(kMetadataSchemes)));
+  INFO("scheme " << scheme_label(scheme));
+  StoreRig rig(scheme);
+  REQUIRE_OK(rig.write(0, 10, 7, 0, false, 1));
+  REQUIRE_OK(rig.write(13, 2, 9, 0, false, 1));
+  REQUIRE_OK(rig.ftl().flush());
+  rig.store().on_durable(rig.ftl().durable_seq());
+  const SlotIndex evicted[] = {2, 3};
+  REQUIRE_OK(rig.store().drop(evicted, Durability::buffered));
+  CHECK_FALSE(rig.store().entry(2).has_value());
+  CHECK(rig.data_version(2) == 1u);  // not yet: the chip still names the slot
+  const SlotIndex reused[] = {3};
+  REQUIRE_OK(rig.write(3, 1, 8, 0, false, 2));  // reuse overtakes the pending trim of slot 3
+  // Page 0 written (write-update writes none for a clean fill): slot 2 trimmed.
+  CHECK(rig.data_version(2) == (scheme == MetadataScheme::write_update ? 1u : 0u));
+  CHECK(rig.data_version(3) == 2u);
+  (void)reused;
+
+  const SlotIndex stale[] = {4};
+  REQUIRE_OK(rig.store().drop(stale, Durability::forced));
+  CHECK(rig.data_version(4) == 0u);
+  CHECK(chip_page(rig, 0).entries[4] == format::MetadataEntry{});
+
+  SECTION("invalidating a file also forces its earlier buffered drops") {
+    const SlotIndex evict13[] = {13};
+    REQUIRE_OK(rig.store().drop(evict13, Durability::buffered));
+    const SlotIndex cached14[] = {14};
+    REQUIRE_OK(rig.store().invalidate_file(9, cached14));
+    CHECK(rig.data_version(13) == 0u);
+    CHECK(chip_page(rig, 1).entries[0] == format::MetadataEntry{});
+    CHECK(chip_page(rig, 1).entries[1] == format::MetadataEntry{});
+  }
+  SECTION("bad arguments are refused") {
+    const SlotIndex beyond[] = {rig.layout().slot_count};
+    CHECK(rig.store().drop(beyond, Durability::forced).code() == StatusCode::invalid_argument);
+    CHECK(rig.store().before_data_write(0, {1, std::uint64_t{1} << 50, false}).code() == StatusCode::invalid_argument);
+  }
+}
+
+TEST_CASE("corrupt metadata pages drop their slots and nothing else", "[cache-meta][corrupt]") {
+  const auto scheme = GENERATE(MetadataScheme::lufuw, MetadataScheme::update_write_update);
+  INFO("scheme " << scheme_label(scheme));
+  StoreRig rig(scheme);
+  const auto E = rig.layout().entries_per_page;
+  REQUIRE_OK(rig.write(0, 2 * E + 3, 7, 0, false, 1));
+  REQUIRE_OK(rig.close_clean());
+  auto reopened = rig.power_cycle();
+  REQUIRE_OK(reopened);
+  REQUIRE(reopened->usable.size() == 2 * E + 3);
+
+  SECTION("garbage in page 1") {
+    std::vector<std::uint8_t> garbage(rig.geometry().page_size_bytes, 0x5A);
+    REQUIRE_OK(rig.ftl().write(Lpn(1), 1, garbage, WriteHint::none, Durability::forced));
+    auto recovered = rig.power_cycle();
+    REQUIRE_OK(recovered);
+    CHECK(recovered->damaged_pages == 1);
+    CHECK_FALSE(recovered->clean_shutdown);
+    CHECK(recovered->usable.size() == E + 3);
+    for (SlotIndex s = E; s < 2 * E; ++s) {
+      CHECK_FALSE(usable(*recovered, s));
+      CHECK(rig.data_version(s) == 0u);  // trimmed
+    }
+    CHECK(chip_page(rig, 1).entries.size() == E);  // rewritten, empty
+    auto again = rig.power_cycle();
+    REQUIRE_OK(again);
+    CHECK(again->damaged_pages == 0);
+    CHECK(again->usable.size() == E + 3);
+  }
+  SECTION("a valid page at the wrong place") {
+    std::vector<std::uint8_t> page0(rig.geometry().page_size_bytes);
+    REQUIRE_OK(rig.ftl().read(Lpn(0), 1, page0));
+    REQUIRE_OK(rig.ftl().write(Lpn(2), 1, page0, WriteHint::none, Durability::forced));
+    auto recovered = rig.power_cycle();
+    REQUIRE_OK(recovered);
+    CHECK(recovered->damaged_pages == 1);
+    CHECK_FALSE(usable(*recovered, 2 * E));
+  }
+  SECTION("a cache opened with another scheme is refused") {
+    auto other = MetadataStore::open(rig.ftl(), rig.layout(), MetadataScheme::write_update);
+    CHECK(other.status().code() == StatusCode::invalid_argument);
+    CHECK_THAT(other.status().message(), Catch::Contains("scheme code"));
+  }
+}
