@@ -132,17 +132,16 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
   struct stat st {};
   if (::stat(taken.dir.c_str(), &st) != 0) return errno_status(fmt::format("cache {}", taken.dir.string()));
   if (!S_ISDIR(st.st_mode)) return Status::invalid_argument(fmt::format("cache {} is not a directory", taken.dir.string()));
-  if ((st.st_mode & 077) != 0) {
-    if (::chmod(taken.dir.c_str(), kCacheDirMode) != 0)
-      return errno_status(fmt::format("making cache {} private (mode 0700)", taken.dir.string()));
-    spdlog::warn("cache {} was mode {:04o}; now 0700", taken.dir.string(), st.st_mode & 07777);
-  }
-
   const CacheDirPaths paths(taken.dir);
   const bool formatted = std::filesystem::exists(paths.superblock);
   if (!formatted && !may_format(paths))
     return Status::invalid_argument(fmt::format(
         "{} is neither a flashdir cache nor empty; give an empty or new directory as cache=", taken.dir.string()));
+  if ((st.st_mode & 077) != 0) {
+    if (::chmod(taken.dir.c_str(), kCacheDirMode) != 0)
+      return errno_status(fmt::format("making cache {} private (mode 0700)", taken.dir.string()));
+    spdlog::warn("cache {} was mode {:04o}; now 0700", taken.dir.string(), st.st_mode & 07777);
+  }
   // The lock comes first so that two daemons starting on one new cache cannot both format it.
   auto lock = lock_cache(taken.dir);
   if (!lock.is_ok()) return lock.status();

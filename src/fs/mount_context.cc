@@ -40,14 +40,10 @@ Caller caller_of(fuse_req_t req) {
   return caller;
 }
 
-namespace {
-
 bool backing_gone(const MountContext& context) {
   struct stat st {};
   return ::fstat(context.inodes->root_fd(), &st) != 0 || st.st_nlink == 0;
 }
-
-}  // namespace
 
 void reply_error(fuse_req_t req, int error) {
   MountContext& context = context_of(req);

@@ -53,6 +53,9 @@ bool is_control_ino(fuse_ino_t ino);
 // to them: reading them costs a /proc read per request).
 Caller caller_of(fuse_req_t req);
 
+// True once the backing root has been removed (or cannot be examined any more).
+bool backing_gone(const MountContext& context);
+
 // Replies `error` (an errno), turned into EIO when the backing directory itself has gone (it
 // was removed, or the file system under it was unmounted): callers then see an I/O error, not
 // a misleading "no such file".

@@ -105,6 +105,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::opendir);
   if (control_opendir(req, ino, fi)) return;
+  // A removed directory lists as empty; when it is the backing root, the mount is broken and
+  // callers must hear it.
+  if (ino == FUSE_ROOT_ID && backing_gone(context)) return reply_error(req, EIO);
   auto fd = context.inodes->path_fd(inode_of(context, ino));
   if (!fd.is_ok()) return reply_error(req, fd.error());
   const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
