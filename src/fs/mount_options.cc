@@ -30,19 +30,24 @@ Status bad(std::string_view option, std::string_view why) {
   return Status::invalid_argument(fmt::format("option '{}': {}", option, why));
 }
 
-Result<std::uint64_t> size_value(std::string_view option, std::string_view value, bool zero_allowed) {
+Status assign_size(std::string_view option, std::string_view value, bool zero_allowed, std::uint64_t& target) {
   auto bytes = parse_size(value);
   if (!bytes.is_ok()) return bad(option, bytes.status().message());
   if (*bytes == 0 && !zero_allowed) return bad(option, "must be greater than zero");
-  return *bytes;
+  target = *bytes;
+  return Status::ok();
 }
 
+// Sets `target` to the enum value named by `value`, or refuses listing the names.
 template <typename Enum, std::size_t N>
-Result<Enum> choice(std::string_view option, std::string_view value,
-                    const std::array<std::pair<std::string_view, Enum>, N>& names) {
+Status assign_choice(std::string_view option, std::string_view value,
+                     const std::array<std::pair<std::string_view, Enum>, N>& names, Enum& target) {
   std::string known;
   for (const auto& [name, e] : names) {
-    if (name == value) return e;
+    if (name == value) {
+      target = e;
+      return Status::ok();
+    }
     known += known.empty() ? std::string(name) : fmt::format("|{}", name);
   }
   return bad(option, fmt::format("'{}' is not one of {}", value, known));
@@ -56,6 +61,10 @@ constexpr std::array<std::pair<std::string_view, MetadataSchemeChoice>, 3> kSche
     {"update-write-update", MetadataSchemeChoice::update_write_update}}};
 constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyModes = {{
     {"account", NandLatencyMode::account}, {"emulate", NandLatencyMode::emulate}}};
+
+constexpr std::array<std::string_view, 10> kValuedOptions = {
+    "cache", "size", "mode", "ram", "ram_policy", "meta", "seq_cutoff_read", "seq_cutoff_write", "nand_latency",
+    "threads"};
 
 // The most worker threads a mount may ask for; libfuse's own ceiling for max_threads is far
 // higher, but beyond this the daemon only adds contention on a small machine.
@@ -86,59 +95,28 @@ Status apply(MountOptions& options, std::string_view item) {
   }
   if (name == "default_permissions") return Status::ok();  // always on; accepted for fstab lines
 
-  if (name == "cache" || name == "size" || name == "mode" || name == "ram" || name == "ram_policy" ||
-      name == "meta" || name == "seq_cutoff_read" || name == "seq_cutoff_write" || name == "nand_latency" ||
-      name == "threads") {
-    FLASHDIR_TRY(needs_value());
-  }
+  if (one_of(name, kValuedOptions)) FLASHDIR_TRY(needs_value());
   if (name == "cache") {
     options.cache_dir = std::filesystem::path(value);
     return Status::ok();
   }
   if (name == "size") {
-    auto bytes = size_value(item, value, false);
-    if (!bytes.is_ok()) return bytes.status();
-    options.new_cache_bytes = *bytes;
     options.new_cache_size_given = true;
-    return Status::ok();
+    return assign_size(item, value, false, options.new_cache_bytes);
   }
-  if (name == "ram") {
-    auto bytes = size_value(item, value, false);
-    if (!bytes.is_ok()) return bytes.status();
-    options.ram_bytes = *bytes;
-    return Status::ok();
-  }
-  if (name == "seq_cutoff_read" || name == "seq_cutoff_write") {
-    // 0 turns the cutoff off: every stream is admitted however long it runs.
-    auto bytes = size_value(item, value, true);
-    if (!bytes.is_ok()) return bytes.status();
-    (name == "seq_cutoff_read" ? options.seq_cutoff_read_bytes : options.seq_cutoff_write_bytes) = *bytes;
-    return Status::ok();
-  }
+  if (name == "ram") return assign_size(item, value, false, options.ram_bytes.emplace());
+  // 0 turns a cutoff off: every stream is admitted however long it runs.
+  if (name == "seq_cutoff_read") return assign_size(item, value, true, options.seq_cutoff_read_bytes.emplace());
+  if (name == "seq_cutoff_write") return assign_size(item, value, true, options.seq_cutoff_write_bytes.emplace());
   if (name == "ram_policy") {
     RamOptions ram;
     if (auto s = parse_ram_policy(value, ram); !s.is_ok()) return bad(item, s.message());
     options.ram_policy = ram;
     return Status::ok();
   }
-  if (name == "mode") {
-    auto mode = choice(item, value, kWriteModes);
-    if (!mode.is_ok()) return mode.status();
-    options.write_mode = *mode;
-    return Status::ok();
-  }
-  if (name == "meta") {
-    auto scheme = choice(item, value, kSchemes);
-    if (!scheme.is_ok()) return scheme.status();
-    options.metadata_scheme = *scheme;
-    return Status::ok();
-  }
-  if (name == "nand_latency") {
-    auto mode = choice(item, value, kLatencyModes);
-    if (!mode.is_ok()) return mode.status();
-    options.nand_latency = *mode;
-    return Status::ok();
-  }
+  if (name == "mode") return assign_choice(item, value, kWriteModes, options.write_mode);
+  if (name == "meta") return assign_choice(item, value, kSchemes, options.metadata_scheme);
+  if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
   if (name == "threads") {
     unsigned threads = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);

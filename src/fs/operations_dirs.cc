@@ -42,7 +42,8 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
       handle.offset = offset;
     }
     const bool at_root = ino == FUSE_ROOT_ID;
-    auto parent_fd = context.inodes->path_fd(inode_of(context, ino));
+    // readdirplus looks every entry up below this directory.
+    SysResult<SharedFd> parent_fd = plus ? context.inodes->path_fd(inode_of(context, ino)) : SysResult<SharedFd>(Errno{EBADF});
     while (true) {
       errno = 0;
       const dirent* entry = ::readdir(handle.stream);
