@@ -27,7 +27,7 @@ def fio(check, mnt, mode, size):
     ]
     for name, args in jobs:
         command = ["fio", f"--name={name}-{mode}", f"--directory={mnt}", f"--size={size}", "--numjobs=2",
-                   "--verify=crc32c", "--verify_fatal=1", "--do_verify=1", "--ioengine=psync", "--group_reporting",
+                   "--verify=crc32c", "--verify_fatal=1", "--verify_state_save=0", "--do_verify=1", "--ioengine=psync", "--group_reporting",
                    "--output-format=terse", "--randseed=" + os.environ.get("FLASHDIR_FUSE_SEED", "7"), *args]
         if name == "seq-read":
             # Reads of files the write jobs laid out (same names): verify what is there.
