@@ -39,13 +39,27 @@ class Inode {
   ino_t ino() const { return ino_; }
   mode_t file_type() const { return file_type_; }  // S_IFMT bits; a (dev, ino) keeps its type
 
-  // security.capability known absent while the backing ctime stays `capability_ctime_ns`:
-  // answers the GETXATTR the kernel sends before every write without a backing call.
-  std::atomic<bool> no_capability{false};
-  std::atomic<std::int64_t> capability_ctime_ns{0};
+  // security.capability known absent while the backing ctime stays what it was when the
+  // backing said so: answers the GETXATTR the kernel sends before every write without a
+  // backing call. Every lookup and getattr reports the ctime it saw.
+  bool capability_known_absent() const { return no_capability_.load(std::memory_order_relaxed); }
+  void capability_absent_at(const struct stat& st) {
+    capability_ctime_ns_.store(ctime_ns(st), std::memory_order_relaxed);
+    no_capability_.store(true, std::memory_order_relaxed);
+  }
+  void capability_may_exist() { no_capability_.store(false, std::memory_order_relaxed); }
+  void note_attributes(const struct stat& st) {
+    if (capability_known_absent() && capability_ctime_ns_.load(std::memory_order_relaxed) != ctime_ns(st))
+      capability_may_exist();
+  }
 
  private:
   friend class InodeTable;
+  static std::int64_t ctime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  }
+  std::atomic<bool> no_capability_{false};
+  std::atomic<std::int64_t> capability_ctime_ns_{0};
   const dev_t dev_;
   const ino_t ino_;
   const mode_t file_type_;

@@ -32,6 +32,7 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
   struct stat st {};
   if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
   Inode& inode = context.inodes->remember(std::move(fd), st);
+  inode.note_attributes(st);
   return entry_for(context, inode, st);
 }
 
@@ -103,11 +104,7 @@ SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
   if (!fd.is_ok()) return Errno{fd.error()};
   struct stat st {};
   if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
-  // A changed ctime may mean a capability set behind the mount: ask the backing again.
-  const std::int64_t ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-  if (inode.no_capability.load(std::memory_order_relaxed) &&
-      inode.capability_ctime_ns.load(std::memory_order_relaxed) != ctime_ns)
-    inode.no_capability.store(false, std::memory_order_relaxed);
+  inode.note_attributes(st);
   return st;
 }
 

@@ -16,10 +16,6 @@ constexpr const char* kCapabilityName = "security.capability";
 
 bool is_capability(const char* name) { return std::strcmp(name, kCapabilityName) == 0; }
 
-std::int64_t ctime_ns(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-}
-
 // Replies to a get/list call: the size when the caller asked for it (size 0), else the bytes.
 void reply_sized(fuse_req_t req, ssize_t length, const std::vector<char>& value, size_t size) {
   if (size == 0) {
@@ -36,8 +32,10 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
   context.counters.count(Op::getxattr);
   if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, ENODATA));
   Inode& inode = inode_of(context, ino);
-  if (is_capability(name) && inode.no_capability.load(std::memory_order_relaxed))
+  if (is_capability(name) && inode.capability_known_absent()) {
+    context.counters.count_capability_from_memory();
     return static_cast<void>(fuse_reply_err(req, ENODATA));
+  }
   auto fd = context.inodes->path_fd(inode);
   if (!fd.is_ok()) return reply_error(req, fd.error());
   const std::string path = proc_path((*fd)->get());
@@ -46,10 +44,8 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
   if (length < 0) {
     const int error = errno;
     struct stat st {};
-    if (is_capability(name) && error == ENODATA && ::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH) == 0) {
-      inode.capability_ctime_ns.store(ctime_ns(st), std::memory_order_relaxed);
-      inode.no_capability.store(true, std::memory_order_relaxed);
-    }
+    if (is_capability(name) && error == ENODATA && ::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH) == 0)
+      inode.capability_absent_at(st);
     return reply_error(req, error);
   }
   reply_sized(req, length, value, size);
@@ -74,7 +70,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
   Inode& inode = inode_of(context, ino);
   auto fd = context.inodes->path_fd(inode);
   if (!fd.is_ok()) return reply_error(req, fd.error());
-  if (is_capability(name)) inode.no_capability.store(false, std::memory_order_relaxed);
+  if (is_capability(name)) inode.capability_may_exist();
   if (::setxattr(proc_path((*fd)->get()).c_str(), name, value, size, flags) != 0) return reply_error(req, errno);
   fuse_reply_err(req, 0);
 }

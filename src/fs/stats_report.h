@@ -37,6 +37,8 @@ class OpCounters {
  public:
   void count(Op op) { ops_[static_cast<std::size_t>(op)].fetch_add(1, std::memory_order_relaxed); }
   void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
+  // getxattr(security.capability) answered without asking the backing (see operations_xattr.cc).
+  void count_capability_from_memory() { capability_from_memory_.fetch_add(1, std::memory_order_relaxed); }
   void add_read_bytes(std::uint64_t n) { read_bytes_.fetch_add(n, std::memory_order_relaxed); }
   void add_written_bytes(std::uint64_t n) { written_bytes_.fetch_add(n, std::memory_order_relaxed); }
   // "requests" (every op with a non-zero count) and "data" (bytes, errors).
@@ -45,6 +47,7 @@ class OpCounters {
  private:
   std::array<std::atomic<std::uint64_t>, kOpCount> ops_{};
   std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint64_t> capability_from_memory_{0};
   std::atomic<std::uint64_t> read_bytes_{0};
   std::atomic<std::uint64_t> written_bytes_{0};
 };

@@ -255,6 +255,40 @@ def mount_helper(check, top):
             harness.wait_gone(pid)
 
 
+def unprivileged_daemon(check, top):
+    """A daemon run by an ordinary user: no credential switching, no reopen by handle (every
+    inode keeps its descriptor), objects owned by that user, the mount private to it."""
+    if os.stat("/dev/fuse").st_mode & 0o006 != 0o006:
+        print("unprivileged daemon: /dev/fuse is not open to other users here, not tested")
+        return
+    home = f"{top}/nobody-home"
+    os.mkdir(home)
+    os.mkdir(f"{home}/b")
+    os.mkdir(f"{home}/m")
+    os.chown(home, 65534, 65534)
+    os.chown(f"{home}/b", 65534, 65534)
+    os.chown(f"{home}/m", 65534, 65534)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    result = subprocess.run([*as_nobody, harness.flashdir_binary(), f"{home}/b", f"{home}/m", "-o", f"cache={home}/cache,size=64M"],
+                            capture_output=True, text=True, check=False, env=dict(os.environ, HOME=home))
+    pid = harness.daemon_pid(f"{home}/cache")
+    try:
+        check.check(result.returncode == 0 and harness.is_mounted(f"{home}/m"), f"a non-root daemon mounts: {result.stderr.strip()}")
+        work = subprocess.run([*as_nobody, "sh", "-c", f"echo hi > {home}/m/f && mkdir {home}/m/d && cat {home}/m/f && "
+                               f"cat {home}/m/.flashdir/stats.json"], capture_output=True, text=True, check=False)
+        check.check(work.returncode == 0 and work.stdout.startswith("hi\n"), f"the user works in its mount: {work.stderr.strip()}")
+        check.check(os.stat(f"{home}/b/f").st_uid == 65534, "its files belong to the user")
+        stats = json.loads(work.stdout[3:]) if work.returncode == 0 else {}
+        check.check(stats.get("inodes", {}).get("fd_evictions", 1) == 0, "no reopen by handle without CAP_DAC_READ_SEARCH")
+        with open(f"{home}/cache/daemon.log") as f:
+            check.check("open_by_handle_at is not available" in f.read(), "the log says inodes keep their descriptors")
+    finally:
+        subprocess.run([*as_nobody, "fusermount3", "-u", f"{home}/m"], check=False, stderr=subprocess.DEVNULL)
+        harness.unmount(f"{home}/m")
+        if pid:
+            harness.wait_gone(pid)
+
+
 def main():
     harness.require_fuse()
     check = harness.Checker("fuse daemon")
@@ -264,7 +298,7 @@ def main():
         with open(f"{top}/b/hello", "w") as f:
             f.write("hello")
         for part in (refusals, second_daemon_and_binding, default_cache, changed_behind, backing_removed, bounded_fds,
-                     clean_unmounts, kill9_and_remount, stats_command, mount_helper):
+                     clean_unmounts, kill9_and_remount, stats_command, mount_helper, unprivileged_daemon):
             print(f"-- {part.__name__}", flush=True)
             part(check, top)
             check.check(not harness.is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")

@@ -12,7 +12,8 @@ import threading
 
 import harness
 
-MODES = ("writethrough", "writeback", "writearound")
+# Each write mode once; the last also runs the loop with a fixed thread count and clone_fd.
+MODES = (("writethrough", ""), ("writeback", ""), ("writearound", ",threads=4,clone_fd"))
 PAGE = 4096
 
 
@@ -94,11 +95,11 @@ def main():
     size = os.environ.get("FLASHDIR_FUSE_FIO_SIZE", "8M")
     print(f"seed {seed} (FLASHDIR_FUSE_SEED={seed} replays), fio size {size} per job")
     with harness.scratch("data") as top:
-        for mode in MODES:
+        for mode, loop_options in MODES:
             backing, mnt = f"{top}/backing-{mode}", f"{top}/mnt-{mode}"
             os.mkdir(backing)
             os.mkdir(mnt)
-            with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}"):
+            with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}{loop_options}"):
                 fio(check, mnt, mode, size)
                 concurrent_one_file(check, mnt, seed)
             check.check(not harness.is_mounted(mnt), f"{mode}: unmounted")

@@ -71,6 +71,22 @@ def wait_gone(pid, seconds=10.0):
     return False
 
 
+class SanitizerReport(Exception):
+    pass
+
+
+def check_log(cache_dir):
+    """The daemon runs detached: a sanitizer report lands in its log, and fails the test here."""
+    try:
+        with open(os.path.join(cache_dir, "daemon.log"), errors="replace") as f:
+            log = f.read()
+    except OSError:
+        return
+    for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        if marker in log:
+            raise SanitizerReport(f"{cache_dir}/daemon.log: {log[log.index(marker):][:2000]}")
+
+
 class Mount:
     """A running flashdir mount of `backing` at `mountpoint`; stop() (also on any exception,
     via the context manager) unmounts and makes sure the daemon is gone."""
@@ -95,6 +111,7 @@ class Mount:
             os.kill(self.pid, signal.SIGKILL)
             wait_gone(self.pid)
         self.pid = 0
+        check_log(self.cache_dir)
 
     def kill9(self):
         """A power cut for the daemon: SIGKILL, then clear the dead mount."""
