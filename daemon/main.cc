@@ -1,0 +1,84 @@
+// flashdir: mounts a backing directory as a cached directory (the FUSE daemon), and reads a
+// mount's statistics. doc/daemon.md has the options, the mount(8)/fstab forms and the rules.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "flashdir/command_line.h"
+#include "fs/daemon.h"
+#include "fs/mount_options.h"
+
+namespace {
+
+constexpr const char* kTool = "flashdir";
+constexpr int kExitUsage = 2;
+
+constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may repeat):
+  cache=DIR              cache directory (default: ${XDG_CACHE_HOME:-~/.cache}/flashdir/NAME-HASH,
+                         one per backing directory, created on first use)
+  size=SIZE              size of a cache created by this mount (default 1G; K/M/G/T suffixes)
+  mode=MODE              writethrough (default) | writeback | writearound
+  ram=SIZE               device RAM of the simulated SSD (default: as the cache was made, 64M)
+  ram_policy=P           tree | aps | static:PERCENT (default: as the cache was made)
+  meta=SCHEME            lufuw (default) | write-update | update-write-update
+  seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never)
+  seq_cutoff_write=SIZE  the same for writes
+  nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
+  threads=N              most FUSE worker threads (default: libfuse's, 10)
+  clone_fd               one /dev/fuse descriptor per worker thread
+  allow_other            let other users use the mount (root, or user_allow_other in /etc/fuse.conf)
+  foreground             stay in the foreground (log to stderr)
+  debug                  log every request (implies foreground)
+  rw, ro, nosuid, nodev, noexec, noatime, ...   generic mount flags, handed to the kernel
+)";
+
+int print_stats(const std::string& mount, bool json) {
+  const std::string path = fmt::format("{}/.flashdir/{}", mount, json ? "stats.json" : "stats");
+  std::ifstream in(path);
+  if (!in) {
+    fmt::print(stderr, "{}: {} is not a flashdir mount (cannot read {})\n", kTool, mount, path);
+    return 1;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  fmt::print("{}", text.str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"flashdir: mounts BACKING at MOUNTPOINT as a cached directory whose cache is a simulated NAND "
+               "flash device.\nUsage: flashdir [-o OPTIONS] BACKING MOUNTPOINT | flashdir stats MOUNT [--json]"};
+  app.footer(kOptionsHelp);
+  app.set_version_flag("--version", fmt::format("flashdir {}", FLASHDIR_VERSION));
+  std::vector<std::string> option_lists;
+  std::string backing;
+  std::string mountpoint;
+  app.add_option("-o", option_lists, "Mount options (below)")->take_all()->allow_extra_args(false);
+  app.add_option("BACKING", backing, "The directory to cache");
+  app.add_option("MOUNTPOINT", mountpoint, "Where the cached directory appears");
+
+  auto* stats = app.add_subcommand("stats", "Prints a mount's statistics (hits, misses, chip counters, ...)");
+  std::string stats_mount;
+  bool stats_json = false;
+  stats->add_option("MOUNT", stats_mount, "A flashdir mount point")->required();
+  stats->add_flag("--json", stats_json, "Print JSON instead of a table");
+
+  if (auto stop = flashdir::parse_command_line(app, argc, argv, kTool, kExitUsage)) return *stop;
+  if (stats->parsed()) return print_stats(stats_mount, stats_json);
+  if (backing.empty() || mountpoint.empty()) {
+    fmt::print(stderr, "{}: need BACKING and MOUNTPOINT (see {} --help)\n", kTool, kTool);
+    return kExitUsage;
+  }
+  auto options = flashdir::fs::parse_mount_options(option_lists);
+  if (!options.is_ok()) {
+    fmt::print(stderr, "{}: {}\n", kTool, options.status().message());
+    return kExitUsage;
+  }
+  flashdir::fs::MountRequest request{backing, mountpoint, options.value(), argv[0]};
+  return flashdir::fs::run_mount(request);
+}

@@ -1,0 +1,148 @@
+// The hidden control directory MOUNT/.flashdir: `stats` (a table) and `stats.json`. It is
+// found by name only (readdir of the root does not list it), read-only, owned by the daemon's
+// user, and shadows a backing entry of the same name at the root (doc/daemon.md).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "fs/operations.h"
+
+namespace flashdir::fs {
+namespace {
+
+struct ControlEntry {
+  fuse_ino_t ino;
+  const char* name;
+};
+constexpr std::array<ControlEntry, 2> kControlFiles = {{{kStatsFileIno, "stats"}, {kStatsJsonFileIno, "stats.json"}}};
+
+struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_uid = context.owner_uid;
+  st.st_gid = context.owner_gid;
+  if (ino == kControlDirIno) {
+    st.st_mode = S_IFDIR | 0555;
+    st.st_nlink = 2;
+  } else {
+    st.st_mode = S_IFREG | 0444;
+    st.st_nlink = 1;
+  }
+  return st;
+}
+
+fuse_entry_param control_entry(const MountContext& context, fuse_ino_t ino) {
+  fuse_entry_param entry{};
+  entry.ino = ino;
+  entry.attr = control_attr(context, ino);
+  entry.attr_timeout = kAttrTimeoutSeconds;
+  entry.entry_timeout = kEntryTimeoutSeconds;
+  return entry;
+}
+
+}  // namespace
+
+bool control_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MountContext& context = context_of(req);
+  if (parent == FUSE_ROOT_ID && std::strcmp(name, kControlDirName) == 0) {
+    const auto entry = control_entry(context, kControlDirIno);
+    fuse_reply_entry(req, &entry);
+    return true;
+  }
+  if (parent != kControlDirIno) return false;
+  for (const auto& file : kControlFiles) {
+    if (std::strcmp(name, file.name) == 0) {
+      const auto entry = control_entry(context, file.ino);
+      fuse_reply_entry(req, &entry);
+      return true;
+    }
+  }
+  fuse_reply_err(req, ENOENT);
+  return true;
+}
+
+bool control_getattr(fuse_req_t req, fuse_ino_t ino) {
+  if (!is_control_ino(ino)) return false;
+  const struct stat st = control_attr(context_of(req), ino);
+  fuse_reply_attr(req, &st, kAttrTimeoutSeconds);
+  return true;
+}
+
+bool control_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (!is_control_ino(ino)) return false;
+  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC) != 0) {
+    fuse_reply_err(req, EACCES);
+    return true;
+  }
+  MountContext& context = context_of(req);
+  const auto sections = collect_stats(context);
+  // The text is taken once at open, so that reads in pieces see one consistent snapshot.
+  auto snapshot = std::make_unique<std::string>(ino == kStatsJsonFileIno ? render_json(sections) : render_table(sections));
+  fi->fh = reinterpret_cast<uint64_t>(snapshot.get());
+  fi->direct_io = 1;  // the file's size is 0 in its attributes; reads must reach the daemon
+  if (fuse_reply_open(req, fi) == 0) snapshot.release();
+  return true;
+}
+
+bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+  if (!is_control_ino(ino)) return false;
+  const auto& text = *reinterpret_cast<const std::string*>(fi->fh);
+  const auto start = std::min(static_cast<size_t>(std::max<off_t>(offset, 0)), text.size());
+  fuse_reply_buf(req, text.data() + start, std::min(size, text.size() - start));
+  return true;
+}
+
+bool control_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (!is_control_ino(ino)) return false;
+  if (ino != kControlDirIno) delete reinterpret_cast<std::string*>(fi->fh);
+  fuse_reply_err(req, 0);
+  return true;
+}
+
+bool control_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (!is_control_ino(ino)) return false;
+  if (ino != kControlDirIno) {
+    fuse_reply_err(req, ENOTDIR);
+    return true;
+  }
+  fi->fh = 0;
+  fuse_reply_open(req, fi);
+  return true;
+}
+
+bool control_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus) {
+  if (ino != kControlDirIno) return false;
+  MountContext& context = context_of(req);
+  std::string buffer(size, '\0');
+  size_t used = 0;
+  // Offsets: entry i (0-based) is followed by offset i + 1.
+  for (size_t i = static_cast<size_t>(std::max<off_t>(offset, 0)); i < kControlFiles.size(); ++i) {
+    const auto next = static_cast<off_t>(i + 1);
+    size_t entry_size = 0;
+    if (plus) {
+      const auto entry = control_entry(context, kControlFiles[i].ino);
+      entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, kControlFiles[i].name, &entry, next);
+    } else {
+      const struct stat st = control_attr(context, kControlFiles[i].ino);
+      entry_size = fuse_add_direntry(req, buffer.data() + used, size - used, kControlFiles[i].name, &st, next);
+    }
+    if (entry_size > size - used) break;
+    used += entry_size;
+  }
+  fuse_reply_buf(req, buffer.data(), used);
+  return true;
+}
+
+bool control_refuse(fuse_req_t req, fuse_ino_t ino) {
+  if (!is_control_ino(ino)) return false;
+  context_of(req).counters.count_error();
+  fuse_reply_err(req, EPERM);
+  return true;
+}
+
+}  // namespace flashdir::fs

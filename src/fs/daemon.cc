@@ -1,0 +1,226 @@
+#include "fs/daemon.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "flashdir/size.h"
+#include "fs/cache_location.h"
+#include "fs/mount_context.h"
+#include "fs/operations.h"
+#include "fs/passthrough_file_data.h"
+
+namespace flashdir::fs {
+namespace {
+
+constexpr const char* kLogFileName = "daemon.log";
+// O_PATH descriptors the inode table may keep, as a share of RLIMIT_NOFILE: the rest is for
+// open files, directory streams, the cache's own files and libfuse.
+constexpr std::size_t kInodeFdShareDivisor = 2;
+constexpr std::size_t kMinInodeFds = 64;
+
+struct Backing {
+  std::filesystem::path canonical;
+  UniqueFd fd;  // O_PATH
+  struct stat st {};
+};
+
+// The backing directory must exist, be a directory, and be readable and searchable by the
+// daemon; anything else is refused before a mount exists.
+Result<Backing> open_backing(const std::filesystem::path& path) {
+  Backing backing;
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr)
+    return Status::invalid_argument(fmt::format("backing directory {}: {}", path.string(), std::strerror(errno)));
+  backing.canonical = resolved;
+  UniqueFd probe(::open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!probe.valid())
+    return Status::invalid_argument(fmt::format("backing directory {}: {}", path.string(), std::strerror(errno)));
+  if (::faccessat(probe.get(), ".", X_OK, AT_EACCESS) != 0)
+    return Status::invalid_argument(fmt::format("backing directory {}: {}", path.string(), std::strerror(errno)));
+  backing.fd = UniqueFd(::open(resolved, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!backing.fd.valid() || ::fstat(backing.fd.get(), &backing.st) != 0)
+    return Status::invalid_argument(fmt::format("backing directory {}: {}", path.string(), std::strerror(errno)));
+  return backing;
+}
+
+Status check_mountpoint(const std::filesystem::path& mountpoint) {
+  struct stat st {};
+  if (::stat(mountpoint.c_str(), &st) != 0)
+    return Status::invalid_argument(fmt::format("mount point {}: {}", mountpoint.string(), std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode))
+    return Status::invalid_argument(fmt::format("mount point {} is not a directory", mountpoint.string()));
+  return Status::ok();
+}
+
+// Raises the soft descriptor limit to the hard one and returns how many O_PATH descriptors
+// the inode table may keep.
+std::size_t inode_fd_budget() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) spdlog::warn("cannot raise RLIMIT_NOFILE: {}", std::strerror(errno));
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const auto descriptors = limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(limit.rlim_cur);
+  return std::max(kMinInodeFds, descriptors / kInodeFdShareDivisor);
+}
+
+// libfuse's mount options: always default_permissions (the kernel checks access against the
+// backing's modes, DESIGN.md); fsname shows the backing in mount(8); subtype makes the type
+// "fuse.flashdir".
+std::string fuse_mount_options(const MountRequest& request, const std::filesystem::path& backing) {
+  std::string fsname;
+  for (char c : backing.string()) {
+    if (c == ',' || c == '\\') fsname += '\\';
+    fsname += c;
+  }
+  std::string text = fmt::format("default_permissions,subtype=flashdir,fsname={}", fsname);
+  if (request.options.allow_other) text += ",allow_other";
+  for (const auto& flag : request.options.kernel_flags) text += "," + flag;
+  return text;
+}
+
+// Background start: the parent waits until the child reports the mount up (or why not) on a
+// pipe, so that `flashdir B M` returns only once M is usable and fails visibly. The fork comes
+// before anything starts threads (RocksDB, the engine, libfuse).
+class Startup {
+ public:
+  // Returns in the child (and in the foreground case); the parent exits from here.
+  explicit Startup(bool foreground) {
+    if (foreground) return;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;  // degrade to foreground behaviour
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return;
+    }
+    if (pid > 0) {
+      ::close(fds[1]);
+      char status = 1;
+      const ssize_t n = ::read(fds[0], &status, 1);
+      ::_exit(n == 1 && status == 0 ? 0 : 1);
+    }
+    ::close(fds[0]);
+    report_fd_ = fds[1];
+    ::setsid();
+  }
+  // Tells the waiting parent how the start went; after success the child's stdio leaves the
+  // terminal (stderr goes to `log_path`).
+  void report(bool ok, const std::filesystem::path& log_path) {
+    if (report_fd_ < 0) return;
+    if (ok) {
+      const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (null >= 0) {
+        ::dup2(null, STDIN_FILENO);
+        ::dup2(null, STDOUT_FILENO);
+        ::close(null);
+      }
+      if (log >= 0) {
+        ::dup2(log, STDERR_FILENO);
+        ::close(log);
+      }
+      if (::chdir("/") != 0) spdlog::warn("chdir /: {}", std::strerror(errno));
+    }
+    const char status = ok ? 0 : 1;
+    if (::write(report_fd_, &status, 1) != 1) spdlog::warn("cannot report the start to the parent");
+    ::close(report_fd_);
+    report_fd_ = -1;
+  }
+  ~Startup() { report(false, {}); }
+
+ private:
+  int report_fd_ = -1;
+};
+
+int refuse(const Status& status) {
+  fmt::print(stderr, "flashdir: {}\n", status.message());
+  return 1;
+}
+
+}  // namespace
+
+int run_mount(const MountRequest& request) {
+  // Checks that need no cache and start no thread come before the fork, so their messages and
+  // exit code reach the caller directly.
+  auto backing = open_backing(request.backing);
+  if (!backing.is_ok()) return refuse(backing.status());
+  if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
+  const auto mountpoint = std::filesystem::absolute(request.mountpoint);
+
+  Startup startup(request.options.foreground);
+  // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
+  if (request.options.debug) spdlog::set_level(spdlog::level::debug);
+
+  auto cache = take_cache(request.options, backing->canonical);
+  if (!cache.is_ok()) return refuse(cache.status());
+
+  MountContext context;
+  context.options = request.options;
+  context.backing_root = backing->canonical;
+  context.cache_dir = cache->dir;
+  context.owner_uid = ::geteuid();
+  context.owner_gid = ::getegid();
+  context.inodes = std::make_unique<InodeTable>(std::move(backing->fd), backing->st, inode_fd_budget());
+  context.data = std::make_unique<PassthroughFileData>();
+  if (!context.inodes->reopens_by_handle())
+    spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
+                 "file system): every known inode keeps a descriptor");
+
+  const std::string options_text = fuse_mount_options(request, backing->canonical);
+  std::vector<std::string> arguments = {request.program_name, "-o", options_text};
+  if (request.options.debug) arguments.emplace_back("-d");
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+
+  const fuse_lowlevel_ops ops = make_operations();
+  fuse_session* session = fuse_session_new(&args, &ops, sizeof ops, &context);
+  if (session == nullptr) return refuse(Status::invalid_argument("libfuse refused the mount options"));
+  if (fuse_set_signal_handlers(session) != 0) {
+    fuse_session_destroy(session);
+    return refuse(Status::io_error("cannot install signal handlers"));
+  }
+  // Modes arrive with the caller's umask applied by the kernel; the daemon must not apply its own.
+  ::umask(0);
+  if (fuse_session_mount(session, mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(session);
+    fuse_session_destroy(session);
+    return refuse(Status::io_error(fmt::format("cannot mount on {}", mountpoint.string())));
+  }
+  spdlog::info("mounted {} on {} (cache {}, pid {})\n{}", backing->canonical.string(), mountpoint.string(),
+               cache->dir.string(), ::getpid(), describe(request.options));
+  startup.report(true, cache->dir / kLogFileName);
+
+  fuse_loop_config* loop = fuse_loop_cfg_create();
+  if (request.options.threads != 0) fuse_loop_cfg_set_max_threads(loop, request.options.threads);
+  fuse_loop_cfg_set_clone_fd(loop, request.options.clone_fd ? 1 : 0);
+  const int loop_result = fuse_session_loop_mt(session, loop);
+  fuse_loop_cfg_destroy(loop);
+
+  fuse_session_unmount(session);
+  fuse_remove_signal_handlers(session);
+  fuse_session_destroy(session);
+  const Status closed = context.data->close();
+  if (!closed.is_ok()) {
+    spdlog::error("closing the cache: {}", closed.message());
+    return 1;
+  }
+  spdlog::info("unmounted {}; cache closed cleanly", mountpoint.string());
+  // The loop reports a signal that ended it as a positive number: a requested stop, not a failure.
+  return loop_result >= 0 ? 0 : 1;
+}
+
+}  // namespace flashdir::fs

@@ -1,0 +1,63 @@
+// Regular-file data behind one small interface: the FUSE operations hand every read, write,
+// truncate, fsync and namespace change of a regular file to a FileData, which either passes
+// it straight to the backing file (PassthroughFileData) or runs it through the cache engine
+// (an adapter over flashdir::cache::Engine). Nothing here includes libfuse.
+//
+// Thread safety: implementations are called from many FUSE worker threads at once, also on
+// one OpenFile (the kernel may send concurrent reads and writes of one handle).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <vector>
+
+#include "flashdir/file_io.h"
+#include "flashdir/types.h"
+#include "fs/stats_report.h"
+#include "fs/sys_result.h"
+
+namespace flashdir::fs {
+
+// One open(2) of a regular file as the daemon serves it.
+class OpenFile {
+ public:
+  virtual ~OpenFile() = default;
+  // Bytes at `offset`; fewer than out.size() only at end of file.
+  virtual SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) = 0;
+  // With O_APPEND the bytes go to the end of the backing file whatever `offset` says.
+  virtual SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) = 0;
+  virtual SysResult<bool> truncate(std::uint64_t size_bytes) = 0;
+  virtual SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) = 0;
+  // close(2) of one of the caller's descriptors: reports errors the backing saves for close.
+  virtual SysResult<bool> flush() = 0;
+  virtual SysResult<bool> fsync(bool data_only) = 0;
+  // The open backing file (for fstat, lseek, flock, copy_file_range between backing files).
+  virtual int backing_fd() const = 0;
+};
+
+struct OpenRequest {
+  UniqueFd backing_fd;        // opened on the backing file with the caller's flags
+  int flags = 0;              // the caller's open flags
+  std::string relative_path;  // path below the backing root, as /proc names the descriptor
+};
+
+class FileData {
+ public:
+  virtual ~FileData() = default;
+  virtual SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) = 0;
+  // Truncation of a file nobody holds open through the mount (truncate(2) by path).
+  // `path_fd` is an O_PATH descriptor of the file.
+  virtual SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path,
+                                            std::uint64_t size_bytes) = 0;
+  // A backing file was renamed or lost its last name through the mount.
+  virtual void renamed(const std::string& old_relative_path, const std::string& new_relative_path) = 0;
+  virtual void unlinked(const std::string& relative_path) = 0;
+  // Flushes everything and marks the cache clean (unmount).
+  virtual Status close() = 0;
+  // The data path's part of the stats file (hits, misses, chip counters, ...).
+  virtual std::vector<StatsSection> stats() const = 0;
+};
+
+}  // namespace flashdir::fs

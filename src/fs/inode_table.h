@@ -1,0 +1,136 @@
+// The daemon's inodes: one per backing (dev, ino) the kernel knows, with the kernel's lookup
+// count, and a bounded set of O_PATH descriptors for them.
+//
+// Bounded descriptors (doc/daemon.md): passthrough_hp holds one O_PATH fd per known inode, and
+// a metadata-heavy workload then runs into RLIMIT_NOFILE (EMFILE). Here at most
+// `max_cached_fds` inodes keep a descriptor, in LRU order; an evicted inode keeps a file handle
+// (name_to_handle_at) and is reopened with open_by_handle_at when next used. That needs
+// CAP_DAC_READ_SEARCH and a backing file system that exports handles; where either is missing
+// the inode keeps its descriptor ("pinned"), as passthrough_hp would.
+//
+// Thread safety: every member function may be called from any worker thread. One mutex guards
+// the map, the lookup counts and the LRU; it is never held across a call back into the caller.
+// A descriptor handed out stays open until the last user drops it, even if evicted meanwhile.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "flashdir/file_io.h"
+#include "fs/sys_result.h"
+
+namespace flashdir::fs {
+
+using SharedFd = std::shared_ptr<const UniqueFd>;
+
+class Inode {
+ public:
+  Inode(dev_t dev, ino_t ino, mode_t file_type) : dev_(dev), ino_(ino), file_type_(file_type) {}
+  dev_t dev() const { return dev_; }
+  ino_t ino() const { return ino_; }
+  mode_t file_type() const { return file_type_; }  // S_IFMT bits; a (dev, ino) keeps its type
+
+  // security.capability known absent while the backing ctime stays what it was when the
+  // backing said so: answers the GETXATTR the kernel sends before every write without a
+  // backing call. Every lookup and getattr reports the ctime it saw.
+  bool capability_known_absent() const { return no_capability_.load(std::memory_order_relaxed); }
+  void capability_absent_at(const struct stat& st) {
+    capability_ctime_ns_.store(ctime_ns(st), std::memory_order_relaxed);
+    no_capability_.store(true, std::memory_order_relaxed);
+  }
+  void capability_may_exist() { no_capability_.store(false, std::memory_order_relaxed); }
+  void note_attributes(const struct stat& st) {
+    if (capability_known_absent() && capability_ctime_ns_.load(std::memory_order_relaxed) != ctime_ns(st))
+      capability_may_exist();
+  }
+
+ private:
+  friend class InodeTable;
+  static std::int64_t ctime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  }
+  std::atomic<bool> no_capability_{false};
+  std::atomic<std::int64_t> capability_ctime_ns_{0};
+  const dev_t dev_;
+  const ino_t ino_;
+  const mode_t file_type_;
+  std::uint64_t lookups_ = 0;           // guarded by the table's mutex
+  SharedFd fd_;                         // guarded; null while evicted
+  std::vector<unsigned char> handle_;   // guarded; struct file_handle bytes once evicted
+  bool pinned_ = false;                 // guarded; cannot be reopened by handle
+  std::list<Inode*>::iterator lru_position_;  // guarded; valid while fd_ is set and !pinned_
+};
+
+// True if open_by_handle_at works for this process on the file system of `mount_fd`.
+bool can_reopen_by_handle(int mount_fd);
+
+class InodeTable {
+ public:
+  // `root_fd` is an O_PATH descriptor of the backing root (it is never evicted).
+  InodeTable(UniqueFd root_fd, const struct stat& root_stat, std::size_t max_cached_fds);
+  ~InodeTable();
+
+  Inode& root() { return *root_; }
+  int root_fd() const { return root_fd_->get(); }
+
+  // Records one more kernel lookup of the object `fd` (O_PATH, from openat of its name)
+  // refers to; `st` is its fstat. Returns the inode, created on first sight.
+  Inode& remember(UniqueFd fd, const struct stat& st);
+  // One more lookup of an inode the caller already holds (link(2) returns an existing inode).
+  void add_lookup(Inode& inode);
+  // The kernel forgets `count` lookups; the inode goes when none remain.
+  void forget(Inode& inode, std::uint64_t count);
+  // An O_PATH descriptor of `inode`; reopened by handle after an eviction. ESTALE if the
+  // object is gone.
+  SysResult<SharedFd> path_fd(Inode& inode);
+
+  struct Counts {
+    std::size_t inodes = 0;
+    std::size_t cached_fds = 0;
+    std::size_t pinned_fds = 0;
+    std::uint64_t reopens = 0;
+    std::uint64_t evictions = 0;
+  };
+  Counts counts() const;
+  std::size_t max_cached_fds() const { return max_cached_fds_; }
+  // False if this process cannot reopen by handle (no CAP_DAC_READ_SEARCH, or a backing file
+  // system without handles): every inode then keeps its descriptor.
+  bool reopens_by_handle() const { return reopen_by_handle_; }
+
+ private:
+  struct Key {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.dev, k.ino);
+    }
+  };
+  void install_fd_locked(Inode& inode, SharedFd fd);
+  void evict_locked();
+  void drop_fd_locked(Inode& inode);
+
+  const UniqueFd mount_fd_;
+  const bool reopen_by_handle_;
+  mutable std::mutex mutex_;
+  SharedFd root_fd_;
+  std::unique_ptr<Inode> root_;
+  absl::flat_hash_map<Key, std::unique_ptr<Inode>> inodes_;
+  std::list<Inode*> lru_;  // front: most recently used
+  const std::size_t max_cached_fds_;
+  std::size_t pinned_ = 0;
+  std::uint64_t reopens_ = 0;
+  std::uint64_t evictions_ = 0;
+};
+
+}  // namespace flashdir::fs

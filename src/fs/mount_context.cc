@@ -1,0 +1,92 @@
+#include "fs/mount_context.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "flashdir/size.h"
+
+namespace flashdir::fs {
+
+MountContext& context_of(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
+
+Inode& inode_of(MountContext& context, fuse_ino_t ino) {
+  if (ino == FUSE_ROOT_ID) return context.inodes->root();
+  return *reinterpret_cast<Inode*>(ino);
+}
+
+fuse_ino_t ino_of(MountContext& context, Inode& inode) {
+  if (&inode == &context.inodes->root()) return FUSE_ROOT_ID;
+  return reinterpret_cast<fuse_ino_t>(&inode);
+}
+
+bool is_control_ino(fuse_ino_t ino) {
+  return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno;
+}
+
+Caller caller_of(fuse_req_t req) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  Caller caller{ctx->uid, ctx->gid, {}};
+  if (!CallerCredentials::switching_enabled()) return caller;
+  // NGROUPS_MAX is 65536; callers in more groups than this see the first ones only.
+  constexpr int kMaxGroups = 256;
+  gid_t groups[kMaxGroups];
+  const int n = fuse_req_getgroups(req, kMaxGroups, groups);
+  if (n > 0) caller.groups.assign(groups, groups + std::min(n, kMaxGroups));
+  return caller;
+}
+
+bool backing_gone(const MountContext& context) {
+  struct stat st {};
+  return ::fstat(context.inodes->root_fd(), &st) != 0 || st.st_nlink == 0;
+}
+
+void reply_error(fuse_req_t req, int error) {
+  MountContext& context = context_of(req);
+  context.counters.count_error();
+  if ((error == ENOENT || error == ESTALE || error == ENOTCONN) && backing_gone(context)) error = EIO;
+  fuse_reply_err(req, error);
+}
+
+std::string proc_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
+std::string relative_path_of(const MountContext& context, int fd) {
+  char target[PATH_MAX];
+  const ssize_t n = ::readlink(proc_path(fd).c_str(), target, sizeof target);
+  if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};
+  const std::string path(target, static_cast<std::size_t>(n));
+  const std::string root = context.backing_root.string();
+  if (path == root) return {};
+  if (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
+    return path.substr(root.size() + 1);
+  return {};
+}
+
+std::vector<StatsSection> collect_stats(MountContext& context) {
+  std::vector<StatsSection> sections;
+  const auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
+  StatsSection mount{"mount", {}};
+  mount.rows.emplace_back("backing", context.backing_root.string());
+  mount.rows.emplace_back("cache", context.cache_dir.string());
+  mount.rows.emplace_back("mode", std::string(write_mode_name(context.options.write_mode)));
+  mount.rows.emplace_back("uptime_seconds", uptime);
+  sections.push_back(std::move(mount));
+  for (auto& section : context.counters.sections()) sections.push_back(std::move(section));
+  const auto counts = context.inodes->counts();
+  StatsSection inodes{"inodes", {}};
+  inodes.rows.emplace_back("known", static_cast<std::uint64_t>(counts.inodes));
+  inodes.rows.emplace_back("open_path_fds", static_cast<std::uint64_t>(counts.cached_fds));
+  inodes.rows.emplace_back("max_path_fds", static_cast<std::uint64_t>(context.inodes->max_cached_fds()));
+  inodes.rows.emplace_back("pinned_path_fds", static_cast<std::uint64_t>(counts.pinned_fds));
+  inodes.rows.emplace_back("fd_evictions", counts.evictions);
+  inodes.rows.emplace_back("reopens_by_handle", counts.reopens);
+  sections.push_back(std::move(inodes));
+  for (auto& section : context.data->stats()) sections.push_back(std::move(section));
+  return sections;
+}
+
+}  // namespace flashdir::fs

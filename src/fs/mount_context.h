@@ -1,0 +1,73 @@
+// The state one mount's FUSE operations share (libfuse's session userdata), and the helpers
+// every operation uses: inode numbers, errors, timeouts. Includes libfuse.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "fs/credentials.h"
+#include "fs/file_data.h"
+#include "fs/fuse_api.h"
+#include "fs/inode_table.h"
+#include "fs/mount_options.h"
+#include "fs/stats_report.h"
+
+namespace flashdir::fs {
+
+// Kernel cache lifetimes (doc/daemon.md "Consistency"): zero, so that a name or attribute
+// changed behind the mount is seen by the next system call, and every open() reaches the
+// daemon, which validates the file (close-to-open). The kernel page cache of a file is
+// dropped at each open (keep_cache=0) and there is no kernel writeback cache.
+inline constexpr double kEntryTimeoutSeconds = 0.0;
+inline constexpr double kAttrTimeoutSeconds = 0.0;
+
+// Inode numbers the daemon hands the kernel: the root, the hidden control directory and its
+// files, and otherwise the address of an Inode (never this small).
+inline constexpr fuse_ino_t kControlDirIno = 2;
+inline constexpr fuse_ino_t kStatsFileIno = 3;
+inline constexpr fuse_ino_t kStatsJsonFileIno = 4;
+inline constexpr const char* kControlDirName = ".flashdir";
+
+struct MountContext {
+  MountOptions options;
+  std::filesystem::path backing_root;  // canonical
+  std::filesystem::path cache_dir;
+  std::unique_ptr<InodeTable> inodes;
+  std::unique_ptr<FileData> data;
+  OpCounters counters;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  uid_t owner_uid = 0;  // the daemon's ids, owners of the control files
+  gid_t owner_gid = 0;
+};
+
+MountContext& context_of(fuse_req_t req);
+Inode& inode_of(MountContext& context, fuse_ino_t ino);
+fuse_ino_t ino_of(MountContext& context, Inode& inode);
+bool is_control_ino(fuse_ino_t ino);
+
+// The caller's uid, gid and supplementary groups (the groups only when the daemon can switch
+// to them: reading them costs a /proc read per request).
+Caller caller_of(fuse_req_t req);
+
+// True once the backing root has been removed (or cannot be examined any more).
+bool backing_gone(const MountContext& context);
+
+// Replies `error` (an errno), turned into EIO when the backing directory itself has gone (it
+// was removed, or the file system under it was unmounted): callers then see an I/O error, not
+// a misleading "no such file".
+void reply_error(fuse_req_t req, int error);
+
+// The path of an open descriptor below the backing root ("" for the root), as the kernel
+// names it now; "" also if the object has no name left.
+std::string relative_path_of(const MountContext& context, int fd);
+// "/proc/self/fd/N": how an O_PATH descriptor is used where a call needs a path.
+std::string proc_path(int fd);
+
+// The sections of the stats file (also used by the control-file operations).
+std::vector<StatsSection> collect_stats(MountContext& context);
+
+}  // namespace flashdir::fs

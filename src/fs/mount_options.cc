@@ -1,0 +1,186 @@
+#include "fs/mount_options.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+
+#include "flashdir/size.h"
+
+namespace flashdir::fs {
+namespace {
+
+// Flags that libfuse's mount code understands and the mount(8) helper passes on; everything
+// else that is not a flashdir option is refused, so that a typo cannot mount silently.
+constexpr std::array<std::string_view, 18> kKernelFlags = {
+    "rw",    "ro",       "suid",       "nosuid", "dev",   "nodev",  "exec",    "noexec",  "atime",
+    "noatime", "relatime", "norelatime", "strictatime", "sync", "async", "dirsync", "lazytime", "nolazytime"};
+// Options that only mean something to mount(8) and fstab; mount.fuse3 drops most of them, and
+// a line that still carries one must not fail.
+constexpr std::array<std::string_view, 7> kFstabOnly = {"auto", "noauto", "user", "nouser", "users", "_netdev",
+                                                        "nofail"};
+
+bool one_of(std::string_view name, auto const& list) {
+  for (std::string_view candidate : list)
+    if (candidate == name) return true;
+  return false;
+}
+
+Status bad(std::string_view option, std::string_view why) {
+  return Status::invalid_argument(fmt::format("option '{}': {}", option, why));
+}
+
+Status assign_size(std::string_view option, std::string_view value, bool zero_allowed, std::uint64_t& target) {
+  auto bytes = parse_size(value);
+  if (!bytes.is_ok()) return bad(option, bytes.status().message());
+  if (*bytes == 0 && !zero_allowed) return bad(option, "must be greater than zero");
+  target = *bytes;
+  return Status::ok();
+}
+
+// Sets `target` to the enum value named by `value`, or refuses listing the names.
+template <typename Enum, std::size_t N>
+Status assign_choice(std::string_view option, std::string_view value,
+                     const std::array<std::pair<std::string_view, Enum>, N>& names, Enum& target) {
+  std::string known;
+  for (const auto& [name, e] : names) {
+    if (name == value) {
+      target = e;
+      return Status::ok();
+    }
+    known += known.empty() ? std::string(name) : fmt::format("|{}", name);
+  }
+  return bad(option, fmt::format("'{}' is not one of {}", value, known));
+}
+
+constexpr std::array<std::pair<std::string_view, WriteMode>, 3> kWriteModes = {{
+    {"writethrough", WriteMode::writethrough}, {"writeback", WriteMode::writeback},
+    {"writearound", WriteMode::writearound}}};
+constexpr std::array<std::pair<std::string_view, MetadataSchemeChoice>, 3> kSchemes = {{
+    {"lufuw", MetadataSchemeChoice::lufuw}, {"write-update", MetadataSchemeChoice::write_update},
+    {"update-write-update", MetadataSchemeChoice::update_write_update}}};
+constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyModes = {{
+    {"account", NandLatencyMode::account}, {"emulate", NandLatencyMode::emulate}}};
+
+constexpr std::array<std::string_view, 10> kValuedOptions = {
+    "cache", "size", "mode", "ram", "ram_policy", "meta", "seq_cutoff_read", "seq_cutoff_write", "nand_latency",
+    "threads"};
+
+// The most worker threads a mount may ask for; libfuse's own ceiling for max_threads is far
+// higher, but beyond this the daemon only adds contention on a small machine.
+constexpr unsigned kMaxThreads = 256;
+
+Status apply(MountOptions& options, std::string_view item) {
+  const auto equals = item.find('=');
+  const std::string_view name = item.substr(0, equals);
+  const bool has_value = equals != std::string_view::npos;
+  const std::string_view value = has_value ? item.substr(equals + 1) : std::string_view{};
+  auto flag = [&](bool& target) -> Status {
+    if (has_value) return bad(item, "takes no value");
+    target = true;
+    return Status::ok();
+  };
+  auto needs_value = [&]() -> Status {
+    if (!has_value || value.empty()) return bad(item, "needs a value (name=value)");
+    return Status::ok();
+  };
+
+  if (name == "allow_other") return flag(options.allow_other);
+  if (name == "foreground") return flag(options.foreground);
+  if (name == "debug") return flag(options.debug);
+  if (name == "clone_fd") return flag(options.clone_fd);
+  if (!has_value && (one_of(name, kKernelFlags) || one_of(name, kFstabOnly))) {
+    if (one_of(name, kKernelFlags)) options.kernel_flags.emplace_back(name);
+    return Status::ok();
+  }
+  if (name == "default_permissions") return Status::ok();  // always on; accepted for fstab lines
+
+  if (one_of(name, kValuedOptions)) FLASHDIR_TRY(needs_value());
+  if (name == "cache") {
+    options.cache_dir = std::filesystem::path(value);
+    return Status::ok();
+  }
+  if (name == "size") {
+    options.new_cache_size_given = true;
+    return assign_size(item, value, false, options.new_cache_bytes);
+  }
+  if (name == "ram") return assign_size(item, value, false, options.ram_bytes.emplace());
+  // 0 turns a cutoff off: every stream is admitted however long it runs.
+  if (name == "seq_cutoff_read") return assign_size(item, value, true, options.seq_cutoff_read_bytes.emplace());
+  if (name == "seq_cutoff_write") return assign_size(item, value, true, options.seq_cutoff_write_bytes.emplace());
+  if (name == "ram_policy") {
+    RamOptions ram;
+    if (auto s = parse_ram_policy(value, ram); !s.is_ok()) return bad(item, s.message());
+    options.ram_policy = ram;
+    return Status::ok();
+  }
+  if (name == "mode") return assign_choice(item, value, kWriteModes, options.write_mode);
+  if (name == "meta") return assign_choice(item, value, kSchemes, options.metadata_scheme);
+  if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
+  if (name == "threads") {
+    unsigned threads = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
+    if (error != std::errc{} || end != value.data() + value.size() || threads == 0 || threads > kMaxThreads)
+      return bad(item, fmt::format("must be a whole number from 1 to {}", kMaxThreads));
+    options.threads = threads;
+    return Status::ok();
+  }
+  return bad(item, "unknown option (see flashdir --help)");
+}
+
+}  // namespace
+
+const char* write_mode_name(WriteMode mode) {
+  for (const auto& [name, e] : kWriteModes)
+    if (e == mode) return name.data();
+  return "?";
+}
+const char* metadata_scheme_name(MetadataSchemeChoice scheme) {
+  for (const auto& [name, e] : kSchemes)
+    if (e == scheme) return name.data();
+  return "?";
+}
+const char* nand_latency_mode_name(NandLatencyMode mode) {
+  for (const auto& [name, e] : kLatencyModes)
+    if (e == mode) return name.data();
+  return "?";
+}
+
+Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_lists) {
+  MountOptions options;
+  for (const std::string& list : option_lists) {
+    std::string_view rest = list;
+    while (true) {
+      const auto comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      if (item.empty()) return Status::invalid_argument(fmt::format("empty option in '-o {}'", list));
+      FLASHDIR_TRY(apply(options, item));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  if (options.debug) options.foreground = true;
+  return options;
+}
+
+std::string describe(const MountOptions& o) {
+  auto or_default = [](const std::optional<std::uint64_t>& bytes, const char* otherwise) {
+    return bytes ? format_size(*bytes) : std::string(otherwise);
+  };
+  std::string text;
+  text += fmt::format("  cache             {}\n", o.cache_dir ? o.cache_dir->string() : "(default location)");
+  text += fmt::format("  size              {} (for a new cache)\n", format_size(o.new_cache_bytes));
+  text += fmt::format("  mode              {}\n", write_mode_name(o.write_mode));
+  text += fmt::format("  ram               {}\n", or_default(o.ram_bytes, "as formatted"));
+  text += fmt::format("  ram_policy        {}\n", o.ram_policy ? ram_policy_label(*o.ram_policy) : "as formatted");
+  text += fmt::format("  meta              {}\n", metadata_scheme_name(o.metadata_scheme));
+  text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "engine default"));
+  text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "engine default"));
+  text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
+  text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
+                      o.clone_fd ? ", clone_fd" : "");
+  text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");
+  return text;
+}
+
+}  // namespace flashdir::fs

@@ -1,0 +1,59 @@
+// The daemon's mount options (`flashdir -o ...`, doc/daemon.md): parsed once, before anything
+// is mounted, into one struct; an unknown or malformed option is refused with a message that
+// quotes it. No libfuse here: the options are plain values, and the kernel's generic mount
+// flags (rw, nosuid, ...) are only checked against a list and handed on.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashdir/ftl/options.h"
+#include "flashdir/status.h"
+
+namespace flashdir::fs {
+
+enum class WriteMode { writethrough, writeback, writearound };
+enum class MetadataSchemeChoice { lufuw, write_update, update_write_update };
+// account: the chip's latency only advances its simulated clock; emulate: the daemon also
+// sleeps for it, so a mount feels like the simulated device.
+enum class NandLatencyMode { account, emulate };
+
+const char* write_mode_name(WriteMode mode);
+const char* metadata_scheme_name(MetadataSchemeChoice scheme);
+const char* nand_latency_mode_name(NandLatencyMode mode);
+
+// The size of a cache created on first use when no `cache=` names an existing one.
+inline constexpr std::uint64_t kDefaultNewCacheBytes = 1ULL << 30;
+
+struct MountOptions {
+  std::optional<std::filesystem::path> cache_dir;         // cache=DIR
+  std::uint64_t new_cache_bytes = kDefaultNewCacheBytes;  // size=SIZE (only for a new cache)
+  bool new_cache_size_given = false;
+  WriteMode write_mode = WriteMode::writethrough;          // mode=
+  std::optional<std::uint64_t> ram_bytes;                  // ram=SIZE (default: the cache's own)
+  std::optional<RamOptions> ram_policy;                    // ram_policy=tree|aps|static:P
+  MetadataSchemeChoice metadata_scheme = MetadataSchemeChoice::lufuw;  // meta=
+  std::optional<std::uint64_t> seq_cutoff_read_bytes;      // seq_cutoff_read=SIZE
+  std::optional<std::uint64_t> seq_cutoff_write_bytes;     // seq_cutoff_write=SIZE
+  NandLatencyMode nand_latency = NandLatencyMode::account;  // nand_latency=
+  unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)
+  bool clone_fd = false;   // clone_fd: one /dev/fuse fd per worker thread
+  bool allow_other = false;
+  bool foreground = false;
+  bool debug = false;      // libfuse's request log and the daemon's debug log; implies foreground
+  // Generic mount flags (rw, ro, nosuid, nodev, noexec, noatime, ...) handed to the kernel.
+  std::vector<std::string> kernel_flags;
+};
+
+// Parses the text of every -o argument in order ("cache=/c,mode=writeback"); a later value of
+// an option replaces an earlier one, as with mount(8).
+Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_lists);
+
+// One line per option with its effective value, for the start-up log.
+std::string describe(const MountOptions& options);
+
+}  // namespace flashdir::fs

@@ -1,0 +1,62 @@
+#include "fs/operations.h"
+
+namespace flashdir::fs {
+namespace {
+
+void op_init(void*, fuse_conn_info* conn) {
+  // The kernel, not the daemon, drops setuid/setgid bits and file capabilities on write,
+  // truncate and chown: the daemon writes as root (CAP_FSETID), so the backing file system
+  // would not drop them for it. The kernel's check costs a GETXATTR(security.capability) per
+  // write, answered from memory (operations_xattr.cc).
+  conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+  // No kernel writeback cache: writes reach the daemon (and the cache engine) in order, and
+  // O_APPEND keeps its meaning at the backing file (DESIGN.md's O_APPEND pitfall).
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  if ((conn->capable & FUSE_CAP_FLOCK_LOCKS) != 0) conn->want |= FUSE_CAP_FLOCK_LOCKS;
+  // Reads are answered from a buffer (the cache engine's), not spliced from a descriptor.
+  conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+}
+
+}  // namespace
+
+fuse_lowlevel_ops make_operations() {
+  fuse_lowlevel_ops ops{};
+  ops.init = op_init;
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.getattr = op_getattr;
+  ops.setattr = op_setattr;
+  ops.readlink = op_readlink;
+  ops.mknod = op_mknod;
+  ops.mkdir = op_mkdir;
+  ops.symlink = op_symlink;
+  ops.link = op_link;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.rename = op_rename;
+  ops.statfs = op_statfs;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
+  ops.releasedir = op_releasedir;
+  ops.fsyncdir = op_fsyncdir;
+  ops.create = op_create;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.write = op_write;
+  ops.flush = op_flush;
+  ops.release = op_release;
+  ops.fsync = op_fsync;
+  ops.fallocate = op_fallocate;
+  ops.copy_file_range = op_copy_file_range;
+  ops.lseek = op_lseek;
+  ops.flock = op_flock;
+  ops.setxattr = op_setxattr;
+  ops.getxattr = op_getxattr;
+  ops.listxattr = op_listxattr;
+  ops.removexattr = op_removexattr;
+  return ops;
+}
+
+}  // namespace flashdir::fs

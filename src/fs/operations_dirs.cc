@@ -1,0 +1,149 @@
+// Directories: opendir, readdir, readdirplus, releasedir, fsyncdir.
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "fs/operations.h"
+
+namespace flashdir::fs {
+namespace {
+
+struct DirHandle {
+  DIR* stream = nullptr;
+  off_t offset = 0;  // where `stream` stands, in the d_off values handed to the kernel
+  std::mutex mutex;  // the kernel may read one handle from two threads
+  ~DirHandle() {
+    if (stream != nullptr) ::closedir(stream);
+  }
+};
+
+DirHandle& dir_handle(fuse_file_info* fi) { return *reinterpret_cast<DirHandle*>(fi->fh); }
+
+bool is_dot_or_dotdot(const char* name) {
+  return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::readdir);
+  if (control_readdir(req, ino, size, offset, plus)) return;
+  DirHandle& handle = dir_handle(fi);
+  std::vector<char> buffer(size);
+  std::size_t used = 0;
+  int error = 0;
+  {
+    std::lock_guard lock(handle.mutex);
+    if (offset != handle.offset) {
+      ::seekdir(handle.stream, offset);
+      handle.offset = offset;
+    }
+    const bool at_root = ino == FUSE_ROOT_ID;
+    // readdirplus looks every entry up below this directory.
+    SysResult<SharedFd> parent_fd = plus ? context.inodes->path_fd(inode_of(context, ino)) : SysResult<SharedFd>(Errno{EBADF});
+    while (true) {
+      errno = 0;
+      const dirent* entry = ::readdir(handle.stream);
+      if (entry == nullptr) {
+        error = errno;
+        break;
+      }
+      // The control directory shadows a backing entry of its name at the root.
+      if (is_dot_or_dotdot(entry->d_name) || (at_root && std::strcmp(entry->d_name, kControlDirName) == 0)) {
+        handle.offset = entry->d_off;
+        continue;
+      }
+      std::size_t entry_size = 0;
+      if (plus) {
+        if (!parent_fd.is_ok()) {
+          error = parent_fd.error();
+          break;
+        }
+        UniqueFd fd(::openat((*parent_fd)->get(), entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        struct stat st {};
+        if (!fd.valid() || ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+          // Removed since readdir saw it: leave it out, as a later readdir would.
+          if (errno == ENOENT) {
+            handle.offset = entry->d_off;
+            continue;
+          }
+          error = errno;
+          break;
+        }
+        Inode& inode = context.inodes->remember(std::move(fd), st);
+        fuse_entry_param param = entry_for(context, inode, st);
+        entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, entry->d_name, &param, entry->d_off);
+        if (entry_size > size - used) {
+          context.inodes->forget(inode, 1);  // not sent: the kernel will not count it
+          break;
+        }
+      } else {
+        struct stat st {};
+        st.st_ino = entry->d_ino;
+        st.st_mode = static_cast<mode_t>(entry->d_type) << 12;
+        entry_size = fuse_add_direntry(req, buffer.data() + used, size - used, entry->d_name, &st, entry->d_off);
+        if (entry_size > size - used) break;
+      }
+      used += entry_size;
+      handle.offset = entry->d_off;
+    }
+    // The stream read one entry past the last one sent when the buffer filled; the next
+    // readdir continues at the first entry not sent.
+    ::seekdir(handle.stream, handle.offset);
+  }
+  // Entries already in the buffer carry lookups the kernel must see; an error is reported
+  // only if nothing was collected.
+  if (error != 0 && used == 0) return reply_error(req, error);
+  fuse_reply_buf(req, buffer.data(), used);
+}
+
+}  // namespace
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::opendir);
+  if (control_opendir(req, ino, fi)) return;
+  // A removed directory lists as empty; when it is the backing root, the mount is broken and
+  // callers must hear it.
+  if (ino == FUSE_ROOT_ID && backing_gone(context)) return reply_error(req, EIO);
+  auto fd = context.inodes->path_fd(inode_of(context, ino));
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return reply_error(req, errno);
+  auto handle = std::make_unique<DirHandle>();
+  handle->stream = ::fdopendir(dir_fd);
+  if (handle->stream == nullptr) {
+    const int error = errno;
+    ::close(dir_fd);
+    return reply_error(req, error);
+  }
+  fi->fh = reinterpret_cast<uint64_t>(handle.get());
+  if (fuse_reply_open(req, fi) == 0) handle.release();
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+  read_directory(req, ino, size, offset, fi, false);
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+  read_directory(req, ino, size, offset, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::releasedir);
+  if (!is_control_ino(ino)) delete &dir_handle(fi);
+  fuse_reply_err(req, 0);
+}
+
+void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::fsyncdir);
+  if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
+  const int fd = ::dirfd(dir_handle(fi).stream);
+  if ((datasync != 0 ? ::fdatasync(fd) : ::fsync(fd)) != 0) return reply_error(req, errno);
+  fuse_reply_err(req, 0);
+}
+
+}  // namespace flashdir::fs

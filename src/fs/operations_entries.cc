@@ -1,0 +1,280 @@
+// Names, attributes and links: lookup, forget, getattr, setattr, readlink, mknod, mkdir,
+// symlink, link, unlink, rmdir, rename, statfs.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "fs/credentials.h"
+#include "fs/operations.h"
+
+namespace flashdir::fs {
+namespace {
+
+// The kernel sends single path components; "." and ".." would step outside the object the
+// daemon resolved (".." of the root leaves the backing tree), so they are never passed on.
+bool is_dot_or_dotdot(const char* name) {
+  return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+
+// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails.
+SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name) {
+  if (is_dot_or_dotdot(name)) return Errno{EINVAL};
+  auto parent_fd = context.inodes->path_fd(parent);
+  if (!parent_fd.is_ok()) return Errno{parent_fd.error()};
+  UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return last_errno();
+  struct stat st {};
+  if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  Inode& inode = context.inodes->remember(std::move(fd), st);
+  inode.note_attributes(st);
+  return entry_for(context, inode, st);
+}
+
+void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_entry_param& entry) {
+  // An interrupted request's reply fails; the kernel then never counted the lookup.
+  if (fuse_reply_entry(req, &entry) != 0) context.inodes->forget(inode_of(context, entry.ino), 1);
+}
+
+// mknod, mkdir and symlink: create as the caller, then look the new name up.
+template <typename Create>
+void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create create) {
+  MountContext& context = context_of(req);
+  if (control_refuse(req, parent_ino)) return;
+  if (is_dot_or_dotdot(name)) return reply_error(req, EEXIST);
+  auto parent_fd = context.inodes->path_fd(inode_of(context, parent_ino));
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  {
+    int error = 0;
+    CallerCredentials as_caller(caller_of(req), error);
+    if (error != 0) return reply_error(req, error);
+    if (create((*parent_fd)->get()) != 0) return reply_error(req, errno);
+  }
+  auto entry = look_up(context, inode_of(context, parent_ino), name);
+  if (!entry.is_ok()) return reply_error(req, entry.error());
+  reply_entry_or_forget(req, context, *entry);
+}
+
+}  // namespace
+
+fuse_entry_param entry_for(MountContext&, Inode& inode, const struct stat& st) {
+  fuse_entry_param entry{};
+  entry.ino = reinterpret_cast<fuse_ino_t>(&inode);
+  entry.attr = st;
+  entry.attr_timeout = kAttrTimeoutSeconds;
+  entry.entry_timeout = kEntryTimeoutSeconds;
+  return entry;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::lookup);
+  if (control_lookup(req, parent, name)) return;
+  auto entry = look_up(context, inode_of(context, parent), name);
+  if (!entry.is_ok()) return reply_error(req, entry.error());
+  if (&inode_of(context, entry->ino) == &context.inodes->root()) entry->ino = FUSE_ROOT_ID;
+  reply_entry_or_forget(req, context, *entry);
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::forget);
+  if (!is_control_ino(ino)) context.inodes->forget(inode_of(context, ino), nlookup);
+  fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  MountContext& context = context_of(req);
+  for (size_t i = 0; i < count; ++i) {
+    context.counters.count(Op::forget);
+    if (!is_control_ino(forgets[i].ino)) context.inodes->forget(inode_of(context, forgets[i].ino), forgets[i].nlookup);
+  }
+  fuse_reply_none(req);
+}
+
+namespace {
+
+SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
+  auto fd = context.inodes->path_fd(inode);
+  if (!fd.is_ok()) return Errno{fd.error()};
+  struct stat st {};
+  if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  inode.note_attributes(st);
+  return st;
+}
+
+void reply_attr(fuse_req_t req, MountContext& context, Inode& inode) {
+  auto st = stat_of(context, inode);
+  if (!st.is_ok()) return reply_error(req, st.error());
+  fuse_reply_attr(req, &*st, kAttrTimeoutSeconds);
+}
+
+}  // namespace
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::getattr);
+  if (control_getattr(req, ino)) return;
+  reply_attr(req, context, inode_of(context, ino));
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::setattr);
+  if (control_refuse(req, ino)) return;
+  Inode& inode = inode_of(context, ino);
+  auto fd = context.inodes->path_fd(inode);
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  const int path_fd = (*fd)->get();
+  OpenFile* open_file = fi != nullptr ? reinterpret_cast<OpenFile*>(fi->fh) : nullptr;
+  const std::string path = proc_path(path_fd);
+
+  if ((to_set & FUSE_SET_ATTR_MODE) != 0) {
+    const int result = open_file != nullptr ? ::fchmod(open_file->backing_fd(), attr->st_mode)
+                                            : ::chmod(path.c_str(), attr->st_mode);
+    if (result != 0) return reply_error(req, errno);
+  }
+  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0) {
+    const uid_t uid = (to_set & FUSE_SET_ATTR_UID) != 0 ? attr->st_uid : static_cast<uid_t>(-1);
+    const gid_t gid = (to_set & FUSE_SET_ATTR_GID) != 0 ? attr->st_gid : static_cast<gid_t>(-1);
+    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply_error(req, errno);
+  }
+  if ((to_set & FUSE_SET_ATTR_SIZE) != 0) {
+    const auto size = static_cast<std::uint64_t>(attr->st_size);
+    auto result = open_file != nullptr
+                      ? open_file->truncate(size)
+                      : context.data->truncate_unopened(path_fd, relative_path_of(context, path_fd), size);
+    if (!result.is_ok()) return reply_error(req, result.error());
+  }
+  if ((to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) != 0) {
+    struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
+    if ((to_set & FUSE_SET_ATTR_ATIME_NOW) != 0) {
+      times[0].tv_nsec = UTIME_NOW;
+    } else if ((to_set & FUSE_SET_ATTR_ATIME) != 0) {
+      times[0] = attr->st_atim;
+    }
+    if ((to_set & FUSE_SET_ATTR_MTIME_NOW) != 0) {
+      times[1].tv_nsec = UTIME_NOW;
+    } else if ((to_set & FUSE_SET_ATTR_MTIME) != 0) {
+      times[1] = attr->st_mtim;
+    }
+    // AT_EMPTY_PATH works on the O_PATH descriptor of any object, symlinks included.
+    const int result = open_file != nullptr ? ::futimens(open_file->backing_fd(), times)
+                                            : ::utimensat(path_fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+    if (result != 0) return reply_error(req, errno);
+  }
+  reply_attr(req, context, inode);
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::readlink);
+  if (control_refuse(req, ino)) return;
+  auto fd = context.inodes->path_fd(inode_of(context, ino));
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  char target[PATH_MAX + 1];
+  const ssize_t n = ::readlinkat((*fd)->get(), "", target, sizeof target);
+  if (n < 0) return reply_error(req, errno);
+  if (static_cast<std::size_t>(n) == sizeof target) return reply_error(req, ENAMETOOLONG);
+  target[n] = '\0';
+  fuse_reply_readlink(req, target);
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  context_of(req).counters.count(Op::mknod);
+  make_entry(req, parent, name, [&](int dir_fd) { return ::mknodat(dir_fd, name, mode, rdev); });
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  context_of(req).counters.count(Op::mkdir);
+  make_entry(req, parent, name, [&](int dir_fd) { return ::mkdirat(dir_fd, name, mode); });
+}
+
+void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  context_of(req).counters.count(Op::symlink);
+  make_entry(req, parent, name, [&](int dir_fd) { return ::symlinkat(target, dir_fd, name); });
+}
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::link);
+  if (control_refuse(req, ino) || control_refuse(req, new_parent)) return;
+  Inode& inode = inode_of(context, ino);
+  auto fd = context.inodes->path_fd(inode);
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  auto parent_fd = context.inodes->path_fd(inode_of(context, new_parent));
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link of the O_PATH
+  // descriptor names the same object (AT_SYMLINK_FOLLOW resolves the /proc link itself, not a
+  // symlink the object may be).
+  if (::linkat(AT_FDCWD, proc_path((*fd)->get()).c_str(), (*parent_fd)->get(), new_name, AT_SYMLINK_FOLLOW) != 0)
+    return reply_error(req, errno);
+  struct stat st {};
+  if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply_error(req, errno);
+  context.inodes->add_lookup(inode);
+  reply_entry_or_forget(req, context, entry_for(context, inode, st));
+}
+
+namespace {
+
+std::string child_path(MountContext& context, int dir_fd, const char* name) {
+  const std::string dir = relative_path_of(context, dir_fd);
+  return dir.empty() ? std::string(name) : dir + "/" + name;
+}
+
+}  // namespace
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::unlink);
+  if (control_refuse(req, parent)) return;
+  auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  if (::unlinkat((*parent_fd)->get(), name, 0) != 0) return reply_error(req, errno);
+  context.data->unlinked(child_path(context, (*parent_fd)->get(), name));
+  fuse_reply_err(req, 0);
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::rmdir);
+  if (control_refuse(req, parent)) return;
+  auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  if (::unlinkat((*parent_fd)->get(), name, AT_REMOVEDIR) != 0) return reply_error(req, errno);
+  fuse_reply_err(req, 0);
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
+               unsigned int flags) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::rename);
+  if (control_refuse(req, parent) || control_refuse(req, new_parent)) return;
+  auto from = context.inodes->path_fd(inode_of(context, parent));
+  if (!from.is_ok()) return reply_error(req, from.error());
+  auto to = context.inodes->path_fd(inode_of(context, new_parent));
+  if (!to.is_ok()) return reply_error(req, to.error());
+  const std::string old_path = child_path(context, (*from)->get(), name);
+  const std::string new_path = child_path(context, (*to)->get(), new_name);
+  if (::renameat2((*from)->get(), name, (*to)->get(), new_name, flags) != 0) return reply_error(req, errno);
+  context.data->renamed(old_path, new_path);
+  fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t ino) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::statfs);
+  Inode& inode = is_control_ino(ino) ? context.inodes->root() : inode_of(context, ino);
+  auto fd = context.inodes->path_fd(inode);
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  struct statvfs st {};
+  if (::fstatvfs((*fd)->get(), &st) != 0) return reply_error(req, errno);
+  fuse_reply_statfs(req, &st);
+}
+
+}  // namespace flashdir::fs

@@ -1,0 +1,193 @@
+// Regular files: create, open, read, write, flush, release, fsync, fallocate,
+// copy_file_range, lseek, flock. The bytes go through the mount's FileData.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "fs/credentials.h"
+#include "fs/operations.h"
+
+namespace flashdir::fs {
+namespace {
+
+OpenFile& open_file(fuse_file_info* fi) { return *reinterpret_cast<OpenFile*>(fi->fh); }
+
+// Flags for the backing open. O_DIRECT is not passed on: the daemon's buffers are not
+// aligned for it, the backing file system may not support it, and what the caller asked for
+// (no kernel page cache on the mount) is given by direct_io on the FUSE handle. O_CREAT and
+// O_EXCL were handled by create; O_NOFOLLOW is added: the daemon never follows a symlink.
+int backing_flags(int flags) {
+  return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
+}
+
+// The FUSE handle flags for an open file: close-to-open (the kernel drops its cached pages of
+// the file at each open) and O_DIRECT as direct_io.
+void set_handle_flags(fuse_file_info* fi) {
+  fi->keep_cache = 0;
+  fi->direct_io = (fi->flags & O_DIRECT) != 0 ? 1 : 0;
+}
+
+// Hands a freshly opened backing descriptor to the FileData and replies with the handle.
+template <typename Reply>
+void finish_open(fuse_req_t req, MountContext& context, UniqueFd fd, fuse_file_info* fi, Reply reply) {
+  OpenRequest request;
+  request.relative_path = relative_path_of(context, fd.get());
+  request.backing_fd = std::move(fd);
+  request.flags = fi->flags;
+  auto file = context.data->open(std::move(request));
+  if (!file.is_ok()) return reply_error(req, file.error());
+  set_handle_flags(fi);
+  fi->fh = reinterpret_cast<uint64_t>(file->get());
+  if (reply() == 0) file->release();
+}
+
+
+}  // namespace
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::create);
+  if (control_refuse(req, parent)) return;
+  Inode& parent_inode = inode_of(context, parent);
+  auto parent_fd = context.inodes->path_fd(parent_inode);
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  UniqueFd fd;
+  {
+    int error = 0;
+    CallerCredentials as_caller(caller_of(req), error);
+    if (error != 0) return reply_error(req, error);
+    fd = UniqueFd(::openat((*parent_fd)->get(), name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode));
+    if (!fd.valid()) return reply_error(req, errno);
+  }
+  UniqueFd path_fd(::open(proc_path(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+  struct stat st {};
+  if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
+  Inode& inode = context.inodes->remember(std::move(path_fd), st);
+  const fuse_entry_param entry = entry_for(context, inode, st);
+  finish_open(req, context, std::move(fd), fi, [&] {
+    const int result = fuse_reply_create(req, &entry, fi);
+    if (result != 0) context.inodes->forget(inode, 1);
+    return result;
+  });
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::open);
+  if (control_open(req, ino, fi)) return;
+  auto path_fd = context.inodes->path_fd(inode_of(context, ino));
+  if (!path_fd.is_ok()) return reply_error(req, path_fd.error());
+  // Reopening through /proc gives a descriptor with the access mode asked for; the O_PATH
+  // descriptor itself cannot read or write. (O_NOFOLLOW would refuse the /proc link itself.)
+  UniqueFd fd(::open(proc_path((*path_fd)->get()).c_str(), backing_flags(fi->flags) & ~O_NOFOLLOW));
+  if (!fd.valid()) return reply_error(req, errno);
+  finish_open(req, context, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::read);
+  if (control_read(req, ino, size, offset, fi)) return;
+  // One buffer per worker thread, grown to the largest read seen (the kernel's max_read).
+  thread_local std::vector<std::uint8_t> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  auto n = open_file(fi).read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
+  if (!n.is_ok()) return reply_error(req, n.error());
+  context.counters.add_read_bytes(*n);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
+}
+
+void op_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::write);
+  auto n = open_file(fi).write(static_cast<std::uint64_t>(offset),
+                               ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size));
+  if (!n.is_ok()) return reply_error(req, n.error());
+  context.counters.add_written_bytes(*n);
+  fuse_reply_write(req, *n);
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::flush);
+  if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
+  auto result = open_file(fi).flush();
+  if (!result.is_ok()) return reply_error(req, result.error());
+  fuse_reply_err(req, 0);
+}
+
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::release);
+  if (control_release(req, ino, fi)) return;
+  delete &open_file(fi);
+  fuse_reply_err(req, 0);
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::fsync);
+  if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
+  auto result = open_file(fi).fsync(datasync != 0);
+  if (!result.is_ok()) return reply_error(req, result.error());
+  fuse_reply_err(req, 0);
+}
+
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::fallocate);
+  if (control_refuse(req, ino)) return;
+  auto result = open_file(fi).fallocate(mode, static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(length));
+  if (!result.is_ok()) return reply_error(req, result.error());
+  fuse_reply_err(req, 0);
+}
+
+void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in, fuse_ino_t ino_out,
+                        off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
+  MountContext& context = context_of(req);
+  context.counters.count(Op::copy_file_range);
+  if (control_refuse(req, ino_in) || control_refuse(req, ino_out)) return;
+  if (flags != 0) return reply_error(req, EINVAL);
+  // Copied through the two handles' FileData, not by the backing's copy_file_range: the bytes
+  // must pass the cache (a cached source may hold write-back data the backing file does not
+  // have yet, and the destination's cached pages must change with it).
+  constexpr std::size_t kChunkBytes = 1 << 20;
+  std::vector<std::uint8_t> chunk(std::min(len, kChunkBytes));
+  std::size_t copied = 0;
+  while (copied < len) {
+    const std::size_t want = std::min(len - copied, chunk.size());
+    auto n = open_file(fi_in).read(static_cast<std::uint64_t>(off_in) + copied, ByteSpan(chunk.data(), want));
+    if (!n.is_ok()) {
+      if (copied != 0) break;
+      return reply_error(req, n.error());
+    }
+    if (*n == 0) break;
+    auto written = open_file(fi_out).write(static_cast<std::uint64_t>(off_out) + copied, ConstByteSpan(chunk.data(), *n));
+    if (!written.is_ok()) {
+      if (copied != 0) break;
+      return reply_error(req, written.error());
+    }
+    copied += *written;
+    if (*written < *n) break;
+  }
+  context.counters.add_read_bytes(copied);
+  context.counters.add_written_bytes(copied);
+  fuse_reply_write(req, copied);
+}
+
+void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  context_of(req).counters.count(Op::lseek);
+  if (control_refuse(req, ino)) return;
+  // SEEK_DATA / SEEK_HOLE answer from the backing file.
+  const off_t result = ::lseek(open_file(fi).backing_fd(), off, whence);
+  if (result < 0) return reply_error(req, errno);
+  fuse_reply_lseek(req, result);
+}
+
+void op_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
+  context_of(req).counters.count(Op::flock);
+  if (control_refuse(req, ino)) return;
+  if (::flock(open_file(fi).backing_fd(), op) != 0) return reply_error(req, errno);
+  fuse_reply_err(req, 0);
+}
+
+}  // namespace flashdir::fs

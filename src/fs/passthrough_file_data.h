@@ -1,0 +1,36 @@
+// FileData that passes every call to the backing file: the daemon's data path until the cache
+// engine is plugged in, and what O_DIRECT handles use.
+#pragma once
+
+#include "fs/file_data.h"
+
+namespace flashdir::fs {
+
+class PassthroughFileData final : public FileData {
+ public:
+  SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
+  SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
+  void renamed(const std::string&, const std::string&) override {}
+  void unlinked(const std::string&) override {}
+  Status close() override { return Status::ok(); }
+  std::vector<StatsSection> stats() const override;
+};
+
+// One backing file descriptor served directly; also the building block of other FileData
+// implementations for bypassing I/O.
+class PassthroughFile final : public OpenFile {
+ public:
+  explicit PassthroughFile(UniqueFd fd) : fd_(std::move(fd)) {}
+  SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override;
+  SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) override;
+  SysResult<bool> truncate(std::uint64_t size_bytes) override;
+  SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override;
+  SysResult<bool> flush() override;
+  SysResult<bool> fsync(bool data_only) override;
+  int backing_fd() const override { return fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+};
+
+}  // namespace flashdir::fs

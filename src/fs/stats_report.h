@@ -1,0 +1,55 @@
+// What `MOUNT/.flashdir/stats` shows: sections of named values, rendered as an aligned table
+// for people and as JSON for scripts (`flashdir stats MOUNT [--json]`). The daemon's request
+// counters live here too. No libfuse here.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace flashdir::fs {
+
+using StatsValue = std::variant<std::uint64_t, double, std::string>;
+
+struct StatsSection {
+  std::string name;
+  std::vector<std::pair<std::string, StatsValue>> rows;
+};
+
+std::string render_table(const std::vector<StatsSection>& sections);
+// {"section": {"row": value, ...}, ...}; the sections and rows keep their order.
+std::string render_json(const std::vector<StatsSection>& sections);
+
+// The FUSE requests the daemon answered, one ticker per kind (RocksDB's ticker style).
+enum class Op : std::uint8_t {
+  lookup, forget, getattr, setattr, readlink, mknod, mkdir, unlink, rmdir, symlink, rename, link, open,
+  read, write, flush, release, fsync, opendir, readdir, releasedir, fsyncdir, statfs, setxattr, getxattr,
+  listxattr, removexattr, create, fallocate, copy_file_range, lseek, flock, count_
+};
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::count_);
+const char* op_name(Op op);
+
+class OpCounters {
+ public:
+  void count(Op op) { ops_[static_cast<std::size_t>(op)].fetch_add(1, std::memory_order_relaxed); }
+  void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
+  // getxattr(security.capability) answered without asking the backing (see operations_xattr.cc).
+  void count_capability_from_memory() { capability_from_memory_.fetch_add(1, std::memory_order_relaxed); }
+  void add_read_bytes(std::uint64_t n) { read_bytes_.fetch_add(n, std::memory_order_relaxed); }
+  void add_written_bytes(std::uint64_t n) { written_bytes_.fetch_add(n, std::memory_order_relaxed); }
+  // "requests" (every op with a non-zero count) and "data" (bytes, errors).
+  std::vector<StatsSection> sections() const;
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kOpCount> ops_{};
+  std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint64_t> capability_from_memory_{0};
+  std::atomic<std::uint64_t> read_bytes_{0};
+  std::atomic<std::uint64_t> written_bytes_{0};
+};
+
+}  // namespace flashdir::fs

@@ -1,0 +1,123 @@
+// The inode table: lookup counts and forget, and a bounded number of O_PATH descriptors with
+// evicted inodes reopened by handle.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "fs/inode_table.h"
+#include "support/temp_dir.h"
+
+using namespace flashdir;
+using namespace flashdir::fs;
+using flashdir::testing::TempDir;
+
+namespace {
+
+struct Fixture {
+  TempDir temp;
+  std::unique_ptr<InodeTable> table;
+
+  explicit Fixture(std::size_t max_fds) {
+    UniqueFd root(::open(temp.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct stat st {};
+    REQUIRE(::fstat(root.get(), &st) == 0);
+    table = std::make_unique<InodeTable>(std::move(root), st, max_fds);
+  }
+
+  Inode& look_up(const std::string& name) {
+    UniqueFd fd(::openat(table->root_fd(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    struct stat st {};
+    REQUIRE(::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0);
+    return table->remember(std::move(fd), st);
+  }
+
+  ino_t ino_through(Inode& inode) {
+    auto fd = table->path_fd(inode);
+    REQUIRE(fd.is_ok());
+    struct stat st {};
+    REQUIRE(::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH) == 0);
+    return st.st_ino;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("one inode per backing object, kept until its lookups are forgotten") {
+  Fixture f(100);
+  std::ofstream(f.temp / "a") << "a";
+  std::filesystem::create_hard_link(f.temp / "a", f.temp / "b");
+  Inode& a = f.look_up("a");
+  Inode& b = f.look_up("b");
+  CHECK(&a == &b);  // hard links: one inode
+  CHECK(f.table->counts().inodes == 2);  // root + a
+  f.table->forget(a, 1);
+  CHECK(f.table->counts().inodes == 2);
+  f.table->forget(a, 1);
+  CHECK(f.table->counts().inodes == 1);
+  f.table->forget(f.table->root(), 5);  // the root is never dropped
+  CHECK(f.table->counts().inodes == 1);
+}
+
+TEST_CASE("descriptors stay bounded; evicted inodes come back by handle") {
+  constexpr std::size_t kMax = 8;
+  Fixture f(kMax);
+  if (!f.table->reopens_by_handle()) {
+    WARN("not tested: open_by_handle_at needs CAP_DAC_READ_SEARCH");
+    return;
+  }
+  std::vector<Inode*> inodes;
+  std::vector<ino_t> inos;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    std::ofstream(f.temp / name) << name;
+    inodes.push_back(&f.look_up(name));
+    struct stat st {};
+    REQUIRE(::stat((f.temp / name).c_str(), &st) == 0);
+    inos.push_back(st.st_ino);
+    CHECK(f.table->counts().cached_fds <= kMax);
+  }
+  CHECK(f.table->counts().evictions >= 40 - kMax);
+  for (std::size_t i = 0; i < inodes.size(); ++i) CHECK(f.ino_through(*inodes[i]) == inos[i]);
+  CHECK(f.table->counts().reopens > 0);
+  CHECK(f.table->counts().cached_fds <= kMax);
+}
+
+TEST_CASE("a descriptor in use survives its eviction") {
+  Fixture f(2);
+  if (!f.table->reopens_by_handle()) {
+    WARN("not tested: open_by_handle_at needs CAP_DAC_READ_SEARCH");
+    return;
+  }
+  std::ofstream(f.temp / "x") << "x";
+  Inode& x = f.look_up("x");
+  auto held = f.table->path_fd(x);
+  REQUIRE(held.is_ok());
+  for (int i = 0; i < 5; ++i) {
+    std::ofstream(f.temp / ("y" + std::to_string(i))) << "y";
+    f.look_up("y" + std::to_string(i));
+  }
+  struct stat st {};
+  CHECK(::fstatat((*held)->get(), "", &st, AT_EMPTY_PATH) == 0);  // still open
+}
+
+TEST_CASE("a removed object is ESTALE once its descriptor was evicted") {
+  Fixture f(2);
+  if (!f.table->reopens_by_handle()) {
+    WARN("not tested: open_by_handle_at needs CAP_DAC_READ_SEARCH");
+    return;
+  }
+  std::ofstream(f.temp / "doomed") << "d";
+  Inode& doomed = f.look_up("doomed");
+  for (int i = 0; i < 4; ++i) {
+    std::ofstream(f.temp / ("z" + std::to_string(i))) << "z";
+    f.look_up("z" + std::to_string(i));
+  }
+  std::filesystem::remove(f.temp / "doomed");
+  auto fd = f.table->path_fd(doomed);
+  REQUIRE_FALSE(fd.is_ok());
+  CHECK(fd.error() == ESTALE);
+}

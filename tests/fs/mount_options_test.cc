@@ -1,0 +1,93 @@
+// The daemon's -o options: every option of the issue parsed, anything else refused with a
+// message that quotes it.
+#include <catch2/catch.hpp>
+
+#include "fs/mount_options.h"
+
+using namespace flashdir;
+using namespace flashdir::fs;
+
+namespace {
+
+MountOptions parsed(std::vector<std::string> lists) {
+  auto options = parse_mount_options(lists);
+  INFO(options.status().message());
+  REQUIRE(options.is_ok());
+  return options.value();
+}
+
+std::string refusal(std::vector<std::string> lists) {
+  auto options = parse_mount_options(lists);
+  REQUIRE_FALSE(options.is_ok());
+  CHECK(options.status().code() == StatusCode::invalid_argument);
+  return options.status().message();
+}
+
+}  // namespace
+
+TEST_CASE("defaults when no option is given") {
+  const MountOptions o = parsed({});
+  CHECK_FALSE(o.cache_dir.has_value());
+  CHECK(o.new_cache_bytes == kDefaultNewCacheBytes);
+  CHECK(o.write_mode == WriteMode::writethrough);
+  CHECK(o.metadata_scheme == MetadataSchemeChoice::lufuw);
+  CHECK(o.nand_latency == NandLatencyMode::account);
+  CHECK(o.threads == 0);
+  CHECK_FALSE(o.allow_other);
+  CHECK_FALSE(o.foreground);
+}
+
+TEST_CASE("every option of the issue is understood") {
+  const MountOptions o = parsed({"cache=/var/c,size=2G,mode=writeback,ram=32M,ram_policy=static:30",
+                                 "meta=update-write-update,seq_cutoff_read=4M,seq_cutoff_write=0",
+                                 "nand_latency=emulate,threads=4,clone_fd,allow_other,debug"});
+  CHECK(o.cache_dir == std::filesystem::path("/var/c"));
+  CHECK(o.new_cache_bytes == (2ULL << 30));
+  CHECK(o.new_cache_size_given);
+  CHECK(o.write_mode == WriteMode::writeback);
+  CHECK(o.ram_bytes == (32ULL << 20));
+  REQUIRE(o.ram_policy.has_value());
+  CHECK(o.ram_policy->policy == format::RamPolicy::static_split);
+  CHECK(o.ram_policy->static_mapping_percent == 30);
+  CHECK(o.metadata_scheme == MetadataSchemeChoice::update_write_update);
+  CHECK(o.seq_cutoff_read_bytes == (4ULL << 20));
+  CHECK(o.seq_cutoff_write_bytes == 0);
+  CHECK(o.nand_latency == NandLatencyMode::emulate);
+  CHECK(o.threads == 4);
+  CHECK(o.clone_fd);
+  CHECK(o.allow_other);
+  CHECK(o.debug);
+  CHECK(o.foreground);  // debug implies foreground
+  CHECK(describe(o).find("writeback") != std::string::npos);
+}
+
+TEST_CASE("a later value replaces an earlier one, as with mount(8)") {
+  const MountOptions o = parsed({"mode=writeback", "mode=writearound,meta=write-update"});
+  CHECK(o.write_mode == WriteMode::writearound);
+  CHECK(o.metadata_scheme == MetadataSchemeChoice::write_update);
+}
+
+TEST_CASE("generic mount flags go to the kernel; fstab-only words are accepted") {
+  const MountOptions o = parsed({"rw,nosuid,nodev,noatime,_netdev,nofail,default_permissions"});
+  CHECK(o.kernel_flags == std::vector<std::string>{"rw", "nosuid", "nodev", "noatime"});
+}
+
+TEST_CASE("unknown and malformed options are refused with the option quoted") {
+  CHECK(refusal({"bogus"}).find("'bogus'") != std::string::npos);
+  CHECK(refusal({"mode=fast"}).find("writethrough|writeback|writearound") != std::string::npos);
+  CHECK(refusal({"meta=lufu"}).find("'meta=lufu'") != std::string::npos);
+  CHECK(refusal({"nand_latency=real"}).find("account|emulate") != std::string::npos);
+  CHECK(refusal({"size=0"}).find("greater than zero") != std::string::npos);
+  CHECK(refusal({"size=1X"}).find("'size=1X'") != std::string::npos);
+  CHECK(refusal({"ram=-1"}).find("'ram=-1'") != std::string::npos);
+  CHECK(refusal({"ram_policy=lru"}).find("'ram_policy=lru'") != std::string::npos);
+  CHECK(refusal({"threads=0"}).find("1 to") != std::string::npos);
+  CHECK(refusal({"threads=4x"}).find("1 to") != std::string::npos);
+  CHECK(refusal({"threads=100000"}).find("1 to") != std::string::npos);
+  CHECK(refusal({"cache="}).find("needs a value") != std::string::npos);
+  CHECK(refusal({"mode"}).find("needs a value") != std::string::npos);
+  CHECK(refusal({"allow_other=yes"}).find("takes no value") != std::string::npos);
+  CHECK(refusal({"rw=1"}).find("'rw=1'") != std::string::npos);
+  CHECK(refusal({"mode=writeback,,debug"}).find("empty option") != std::string::npos);
+  CHECK(refusal({""}).find("empty option") != std::string::npos);
+}

@@ -1,0 +1,309 @@
+"""The daemon's life around the operations: options refused before mounting, missing backing,
+a second daemon on one cache, the default cache location, files changed behind the mount,
+the backing directory removed, bounded descriptors, clean unmount by every route, kill -9 and
+remount, the stats subcommand, and mount(8) with -t fuse.flashdir.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import harness
+
+
+def flashdir(*args, env=None):
+    return subprocess.run([harness.flashdir_binary(), *args], capture_output=True, text=True, check=False,
+                          env=env)
+
+
+def refusals(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    cases = [
+        (["-o", "mode=fast"], "mode=fast"),
+        (["-o", "bogus"], "bogus"),
+        (["-o", "threads=0"], "threads=0"),
+        (["-o", "size=12Q"], "size=12Q"),
+        (["-o", "ram_policy=lru"], "ram_policy=lru"),
+        (["-o", "allow_other=1"], "allow_other=1"),
+        (["-o", "cache="], "cache="),
+        (["-o", "meta=lufuw,,mode=writeback"], "empty option"),
+    ]
+    for args, quoted in cases:
+        result = flashdir(backing, mnt, *args, "-o", f"cache={top}/refused-cache")
+        check.check(result.returncode == 2 and quoted in result.stderr,
+                    f"option {args} refused with a message quoting it (rc {result.returncode}: {result.stderr.strip()})")
+    check.check(not os.path.exists(f"{top}/refused-cache"), "a refused option creates no cache")
+    result = flashdir(f"{top}/missing", mnt, "-o", f"cache={top}/c0")
+    check.check(result.returncode == 1 and "missing" in result.stderr and not harness.is_mounted(mnt),
+                f"missing backing refused: {result.stderr.strip()}")
+    os.mkdir(f"{top}/locked", 0o700)
+    os.chmod(f"{top}/locked", 0o000)
+    # Root reads anything; the unreadable case is an unprivileged user's.
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", harness.flashdir_binary(),
+                             f"{top}/locked", mnt, "-o", f"cache={top}/c1"], capture_output=True, text=True, check=False)
+    check.check(result.returncode == 1 and "Permission denied" in result.stderr, f"unreadable backing refused: {result.stderr.strip()}")
+    result = flashdir(backing, f"{top}/no-mountpoint", "-o", f"cache={top}/c2")
+    check.check(result.returncode == 1 and "mount point" in result.stderr, "missing mount point refused")
+    check.check(flashdir("--version").stdout.startswith("flashdir "), "--version")
+    help_text = flashdir("--help").stdout
+    check.check("seq_cutoff_read" in help_text and "nand_latency" in help_text, "--help lists the mount options")
+
+
+def second_daemon_and_binding(check, top):
+    backing, mnt, mnt2 = f"{top}/b", f"{top}/m", f"{top}/m2"
+    os.mkdir(mnt2)
+    with harness.Mount(backing, mnt, f"{top}/cache") as mount:
+        result = flashdir(backing, mnt2, "-o", f"cache={top}/cache")
+        check.check(result.returncode == 1 and "in use by another flashdir daemon" in result.stderr
+                    and str(mount.pid) in result.stderr, f"second daemon refused: {result.stderr.strip()}")
+        check.check(not harness.is_mounted(mnt2), "the second daemon mounted nothing")
+        check.check(os.stat(f"{top}/cache").st_mode & 0o777 == 0o700, "the cache directory is 0700")
+    os.mkdir(f"{top}/other")
+    result = flashdir(f"{top}/other", mnt2, "-o", f"cache={top}/cache")
+    check.check(result.returncode == 1 and "belongs to backing directory" in result.stderr,
+                f"a cache is refused for another backing directory: {result.stderr.strip()}")
+    os.mkdir(f"{top}/junk")
+    open(f"{top}/junk/file", "w").close()
+    result = flashdir(backing, mnt2, "-o", f"cache={top}/junk")
+    check.check(result.returncode == 1 and "neither a flashdir cache nor empty" in result.stderr,
+                "a non-empty directory is not taken as a cache")
+
+
+def default_cache(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    env = dict(os.environ, XDG_CACHE_HOME=f"{top}/xdg")
+    result = flashdir(backing, mnt, env=env)
+    try:
+        check.check(result.returncode == 0 and harness.is_mounted(mnt), f"flashdir B M just works: {result.stderr.strip()}")
+        caches = os.listdir(f"{top}/xdg/flashdir") if os.path.isdir(f"{top}/xdg/flashdir") else []
+        check.check(len(caches) == 1 and caches[0].startswith("b-"), f"default cache under XDG_CACHE_HOME: {caches}")
+        if caches:
+            check.check(os.stat(f"{top}/xdg/flashdir/{caches[0]}").st_mode & 0o777 == 0o700, "default cache is 0700")
+    finally:
+        pid = harness.daemon_pid(f"{top}/xdg/flashdir/{caches[0]}") if result.returncode == 0 and caches else 0
+        harness.unmount(mnt)
+        if pid:
+            harness.wait_gone(pid)
+
+
+def changed_behind(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    with harness.Mount(backing, mnt, f"{top}/cache"):
+        with open(f"{backing}/behind", "wb") as f:
+            f.write(b"A" * 8192)
+        with open(f"{mnt}/behind", "rb") as f:
+            check.check(f.read() == b"A" * 8192, "first read through the mount")
+        # Same size, same second: only the content (and ctime nanoseconds) differ.
+        with open(f"{backing}/behind", "r+b") as f:
+            f.write(b"B" * 8192)
+        with open(f"{mnt}/behind", "rb") as f:
+            check.check(f.read() == b"B" * 8192, "a same-size rewrite within the second is read fresh at the next open")
+        with open(f"{backing}/behind", "ab") as f:
+            f.write(b"C" * 100)
+        with open(f"{mnt}/behind", "rb") as f:
+            check.check(len(f.read()) == 8292, "growth behind the mount seen at the next open")
+        os.rename(f"{backing}/behind", f"{backing}/moved")
+        with open(f"{backing}/behind", "wb") as f:
+            f.write(b"new file")
+        with open(f"{mnt}/behind", "rb") as f:
+            check.check(f.read() == b"new file", "a file replaced behind the mount is the new one at the next open")
+        check.check(os.path.exists(f"{mnt}/moved"), "a name added behind the mount is found")
+
+
+def backing_removed(check, top):
+    backing, mnt = f"{top}/gone", f"{top}/m"
+    os.mkdir(backing)
+    with open(f"{backing}/f", "wb") as f:
+        f.write(b"data")
+    with harness.Mount(backing, mnt, f"{top}/cache-gone") as mount:
+        fd = os.open(f"{mnt}/f", os.O_RDONLY)
+        shutil.rmtree(backing)
+        errors = []
+        for call in (lambda: os.stat(f"{mnt}/f"), lambda: os.listdir(mnt), lambda: os.open(f"{mnt}/new", os.O_CREAT | os.O_WRONLY)):
+            try:
+                call()
+                errors.append("ok")
+            except OSError as e:
+                errors.append(e.errno)
+        check.check(all(e in (5,) for e in errors[:2]), f"stat and readdir of a removed backing give EIO: {errors}")
+        check.check(errors[2] != "ok", "creating in a removed backing fails")
+        check.check(os.pread(fd, 4, 0) == b"data", "a file open before the removal still reads")
+        os.close(fd)
+        try:
+            os.kill(mount.pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        check.check(alive, "the daemon survives the removal of its backing directory")
+
+
+def bounded_fds(check, top):
+    backing, mnt = f"{top}/many", f"{top}/m"
+    os.mkdir(backing)
+    count = int(os.environ.get("FLASHDIR_FUSE_FILES", "1500"))
+    for i in range(count):
+        open(f"{backing}/f{i}", "w").close()
+    # 256 descriptors: the inode table may keep 128; the kernel will know every file.
+    with harness.Mount(backing, mnt, f"{top}/cache-many", prefix=("prlimit", "--nofile=256:256")) as mount:
+        held = [os.open(f"{mnt}/f{i}", os.O_RDONLY) for i in range(50)]
+        names = os.listdir(mnt)
+        sizes = [os.stat(f"{mnt}/{n}").st_size for n in names]
+        again = [os.stat(f"{mnt}/{n}").st_size for n in names]
+        # fstat of an open file asks by inode, without a lookup: evicted inodes come back by handle.
+        held_sizes = [os.fstat(fd).st_size for fd in held]
+        for fd in held:
+            os.close(fd)
+        check.check(held_sizes == [0] * 50, "fstat of files whose descriptors were evicted")
+        with open(f"{mnt}/.flashdir/stats.json") as f:
+            inodes = json.load(f)["inodes"]
+        check.check(len(sizes) == count and len(again) == count, f"{count} files stat'ed twice with 256 descriptors")
+        check.check(inodes["open_path_fds"] <= inodes["max_path_fds"] <= 128,
+                    f"descriptors bounded: {inodes}")
+        check.check(inodes["reopens_by_handle"] > 0, f"evicted inodes reopened by handle: {inodes}")
+        fds = len(os.listdir(f"/proc/{mount.pid}/fd"))
+        check.check(fds < 256, f"the daemon holds {fds} descriptors")
+
+
+def clean_unmounts(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    for route in ("fusermount3", "umount", "SIGTERM", "SIGINT"):
+        mount = harness.Mount(backing, mnt, f"{top}/cache")
+        try:
+            with open(f"{mnt}/route-{route}", "w") as f:
+                f.write(route)
+            if route == "fusermount3":
+                subprocess.run(["fusermount3", "-u", mnt], check=False)
+            elif route == "umount":
+                subprocess.run(["umount", mnt], check=False)
+            else:
+                os.kill(mount.pid, getattr(signal, route))
+            gone = harness.wait_gone(mount.pid)
+            check.check(gone and not harness.is_mounted(mnt), f"{route}: daemon gone, nothing mounted")
+            with open(f"{top}/cache/daemon.log") as f:
+                check.check("cache closed cleanly" in f.read().split("mounted")[-1], f"{route}: the log says the cache closed cleanly")
+            check.check(open(f"{backing}/route-{route}").read() == route, f"{route}: data in the backing file")
+        finally:
+            mount.stop()
+
+
+def kill9_and_remount(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    mount = harness.Mount(backing, mnt, f"{top}/cache")
+    try:
+        writer = subprocess.Popen([sys.executable, "-c", f"""
+import os
+i = 0
+while True:
+    with open('{mnt}/k9-%d' % (i % 20), 'wb') as f:
+        f.write(os.urandom(65536))
+        f.flush()
+        os.fsync(f.fileno())
+    i += 1
+"""], stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        mount.kill9()
+        writer.wait(timeout=10)
+        check.check(not harness.is_mounted(mnt), "kill -9: the dead mount is cleared")
+    finally:
+        mount.stop()
+    with harness.Mount(backing, mnt, f"{top}/cache") as again:
+        check.check(again.pid > 0, "remount after kill -9 (the lock died with the daemon)")
+        names = [n for n in os.listdir(mnt) if n.startswith("k9-")]
+        check.check(names == [n for n in os.listdir(backing) if n.startswith("k9-")] and len(names) > 0,
+                    "after kill -9 the mount shows the backing files")
+        ok = all(open(f"{mnt}/{n}", "rb").read() == open(f"{backing}/{n}", "rb").read() for n in names)
+        check.check(ok, "after kill -9 every file reads as its backing file")
+
+
+def stats_command(check, top):
+    backing, mnt = f"{top}/b", f"{top}/m"
+    with harness.Mount(backing, mnt, f"{top}/cache"):
+        os.listdir(mnt)
+        table = flashdir("stats", mnt)
+        data = flashdir("stats", mnt, "--json")
+        check.check(table.returncode == 0 and "requests" in table.stdout and "lookup" in table.stdout, "stats table")
+        parsed = json.loads(data.stdout) if data.returncode == 0 else {}
+        check.check(parsed.get("mount", {}).get("backing") == os.path.realpath(backing), "stats --json names the backing")
+    result = flashdir("stats", top)
+    check.check(result.returncode == 1 and "not a flashdir mount" in result.stderr, "stats of a plain directory refused")
+
+
+def mount_helper(check, top):
+    """mount -t fuse.flashdir BACKING MNT -o cache=DIR, as an fstab line runs it: mount(8) hands
+    it to mount.fuse3, which runs `flashdir BACKING MNT -o ...` from its PATH. mount(8) resets
+    PATH, so the test calls the helper the way mount(8) does, with the build directory on PATH."""
+    helper = shutil.which("mount.fuse3") or "/sbin/mount.fuse3"
+    if not os.path.exists(helper):
+        print("mount helper: mount.fuse3 missing, not tested")
+        return
+    backing, mnt = f"{top}/b", f"{top}/m"
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(harness.flashdir_binary())) + ":" + os.environ["PATH"])
+    result = subprocess.run([helper, backing, mnt, "-t", "fuse.flashdir", "-o", f"rw,cache={top}/cache,noatime"],
+                            capture_output=True, text=True, env=env, check=False)
+    try:
+        check.check(result.returncode == 0 and harness.is_mounted(mnt), f"mount -t fuse.flashdir: {result.stderr.strip()}")
+        with open("/proc/self/mounts") as mounts:
+            line = next((l for l in mounts if l.split()[1] == mnt), "")
+        check.check("fuse.flashdir" in line and "noatime" in line, f"mounted as fuse.flashdir with noatime: {line.strip()}")
+    finally:
+        pid = harness.daemon_pid(f"{top}/cache")
+        harness.unmount(mnt)
+        if pid:
+            harness.wait_gone(pid)
+
+
+def unprivileged_daemon(check, top):
+    """A daemon run by an ordinary user: no credential switching, no reopen by handle (every
+    inode keeps its descriptor), objects owned by that user, the mount private to it."""
+    if os.stat("/dev/fuse").st_mode & 0o006 != 0o006:
+        print("unprivileged daemon: /dev/fuse is not open to other users here, not tested")
+        return
+    home = f"{top}/nobody-home"
+    os.mkdir(home)
+    os.mkdir(f"{home}/b")
+    os.mkdir(f"{home}/m")
+    os.chown(home, 65534, 65534)
+    os.chown(f"{home}/b", 65534, 65534)
+    os.chown(f"{home}/m", 65534, 65534)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    result = subprocess.run([*as_nobody, harness.flashdir_binary(), f"{home}/b", f"{home}/m", "-o", f"cache={home}/cache,size=64M"],
+                            capture_output=True, text=True, check=False, env=dict(os.environ, HOME=home))
+    pid = harness.daemon_pid(f"{home}/cache")
+    try:
+        check.check(result.returncode == 0 and harness.is_mounted(f"{home}/m"), f"a non-root daemon mounts: {result.stderr.strip()}")
+        work = subprocess.run([*as_nobody, "sh", "-c", f"echo hi > {home}/m/f && mkdir {home}/m/d && cat {home}/m/f && "
+                               f"cat {home}/m/.flashdir/stats.json"], capture_output=True, text=True, check=False)
+        check.check(work.returncode == 0 and work.stdout.startswith("hi\n"), f"the user works in its mount: {work.stderr.strip()}")
+        check.check(os.stat(f"{home}/b/f").st_uid == 65534, "its files belong to the user")
+        stats = json.loads(work.stdout[3:]) if work.returncode == 0 else {}
+        check.check(stats.get("inodes", {}).get("fd_evictions", 1) == 0, "no reopen by handle without CAP_DAC_READ_SEARCH")
+        with open(f"{home}/cache/daemon.log") as f:
+            check.check("open_by_handle_at is not available" in f.read(), "the log says inodes keep their descriptors")
+    finally:
+        subprocess.run([*as_nobody, "fusermount3", "-u", f"{home}/m"], check=False, stderr=subprocess.DEVNULL)
+        harness.unmount(f"{home}/m")
+        if pid:
+            harness.wait_gone(pid)
+
+
+def main():
+    harness.require_fuse()
+    check = harness.Checker("fuse daemon")
+    with harness.scratch("daemon") as top:
+        os.mkdir(f"{top}/b")
+        os.mkdir(f"{top}/m")
+        with open(f"{top}/b/hello", "w") as f:
+            f.write("hello")
+        for part in (refusals, second_daemon_and_binding, default_cache, changed_behind, backing_removed, bounded_fds,
+                     clean_unmounts, kill9_and_remount, stats_command, mount_helper, unprivileged_daemon):
+            print(f"-- {part.__name__}", flush=True)
+            part(check, top)
+            check.check(not harness.is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

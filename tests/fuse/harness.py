@@ -1,0 +1,163 @@
+"""Shared pieces of the FUSE tests: skip where FUSE is missing, mount a flashdir daemon and
+always take it down again (fusermount3 -u, then -uz, then kill), and small helpers.
+
+Every test script is run by meson (tests/meson.build) with FLASHDIR set to the daemon binary.
+Exit code 77 tells meson the test was skipped.
+"""
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+def require_fuse():
+    """Exits 77 unless /dev/fuse and fusermount3 exist and this process may mount."""
+    if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+        print("skipped: /dev/fuse or fusermount3 missing")
+        sys.exit(SKIP)
+    if os.geteuid() != 0:
+        print("skipped: the FUSE tests mount with allow_other and switch users; run them as root")
+        sys.exit(SKIP)
+
+
+def flashdir_binary():
+    binary = os.environ.get("FLASHDIR")
+    if not binary or not os.access(binary, os.X_OK):
+        sys.exit("FLASHDIR must name the flashdir binary")
+    return binary
+
+
+def is_mounted(path):
+    path = os.path.realpath(path)
+    with open("/proc/self/mounts") as mounts:
+        return any(line.split()[1] == path for line in mounts)
+
+
+def unmount(path):
+    """Unmounts `path` whatever state it is in: fusermount3 -u, then lazily (-uz)."""
+    for args in (["fusermount3", "-u", path], ["fusermount3", "-uz", path]):
+        if not is_mounted(path):
+            return
+        subprocess.run(args, stderr=subprocess.DEVNULL, check=False)
+        for _ in range(50):
+            if not is_mounted(path):
+                return
+            time.sleep(0.02)
+
+
+def daemon_pid(cache_dir):
+    try:
+        with open(os.path.join(cache_dir, "daemon.lock")) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def wait_gone(pid, seconds=10.0):
+    """True once process `pid` has exited (the daemon flushes and closes after unmount)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class SanitizerReport(Exception):
+    pass
+
+
+def check_log(cache_dir):
+    """The daemon runs detached: a sanitizer report lands in its log, and fails the test here."""
+    try:
+        with open(os.path.join(cache_dir, "daemon.log"), errors="replace") as f:
+            log = f.read()
+    except OSError:
+        return
+    for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        if marker in log:
+            raise SanitizerReport(f"{cache_dir}/daemon.log: {log[log.index(marker):][:2000]}")
+
+
+class Mount:
+    """A running flashdir mount of `backing` at `mountpoint`; stop() (also on any exception,
+    via the context manager) unmounts and makes sure the daemon is gone."""
+
+    def __init__(self, backing, mountpoint, cache_dir, options="", extra_env=None, prefix=()):
+        self.backing, self.mountpoint, self.cache_dir = backing, mountpoint, cache_dir
+        self.pid = 0
+        opts = f"cache={cache_dir},size=64M" + (f",{options}" if options else "")
+        env = dict(os.environ, **(extra_env or {}))
+        result = subprocess.run([*prefix, flashdir_binary(), backing, mountpoint, "-o", opts],
+                                env=env, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"flashdir failed ({result.returncode}): {result.stderr.strip()}")
+        self.pid = daemon_pid(cache_dir)
+        if not is_mounted(mountpoint):
+            self.stop()
+            raise RuntimeError("flashdir returned 0 but nothing is mounted")
+
+    def stop(self):
+        unmount(self.mountpoint)
+        if self.pid and not wait_gone(self.pid):
+            os.kill(self.pid, signal.SIGKILL)
+            wait_gone(self.pid)
+        self.pid = 0
+        check_log(self.cache_dir)
+
+    def kill9(self):
+        """A power cut for the daemon: SIGKILL, then clear the dead mount."""
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            wait_gone(self.pid)
+        unmount(self.mountpoint)
+        self.pid = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+@contextlib.contextmanager
+def scratch(prefix):
+    """A temporary directory readable by other users (the tests run some steps as nobody),
+    removed at the end after anything mounted below it is unmounted."""
+    top = tempfile.mkdtemp(prefix=f"flashdir-{prefix}-")
+    os.chmod(top, 0o755)
+    try:
+        yield top
+    finally:
+        with open("/proc/self/mounts") as mounts:
+            for line in mounts:
+                point = line.split()[1]
+                if point.startswith(top + "/"):
+                    unmount(point)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+class Checker:
+    """Collects failures instead of stopping at the first, and prints them all."""
+
+    def __init__(self, name):
+        self.name, self.failures, self.checks = name, [], 0
+
+    def check(self, condition, message):
+        self.checks += 1
+        if not condition:
+            self.failures.append(message)
+            print(f"FAIL: {message}", flush=True)
+
+    def finish(self):
+        print(f"{self.name}: {self.checks - len(self.failures)}/{self.checks} checks passed")
+        return 1 if self.failures else 0

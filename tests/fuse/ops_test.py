@@ -1,0 +1,434 @@
+"""Every ordinary operation on a flashdir mount gives the same result (values and errno) as on a
+plain directory: the same script of operations runs against a plain directory and against the
+mount (whose backing directory started equal), step by step, as root and as an unprivileged
+user (nobody, through allow_other). Also the mount-only promises: O_DIRECT with unaligned
+buffers, the hidden control directory, and no path outside the backing directory.
+"""
+import ctypes
+import errno
+import json
+import mmap
+import os
+import stat
+import struct
+import sys
+
+import harness
+
+libc = ctypes.CDLL(None, use_errno=True)
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+AT_FDCWD = -100
+UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
+NOBODY_UID, NOBODY_GID = 65534, 65534
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def renameat2(old, new, flags):
+    if libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), flags) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def utimensat(path, atime, mtime):
+    times = (Timespec * 2)(Timespec(*atime), Timespec(*mtime))
+    if libc.utimensat(AT_FDCWD, path.encode(), times, 0) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def shape(st):
+    """What must match between the two trees (not inode numbers or ctimes)."""
+    kind = stat.S_IFMT(st.st_mode)
+    return {"type": kind, "mode": oct(stat.S_IMODE(st.st_mode)), "nlink": st.st_nlink, "uid": st.st_uid,
+            "gid": st.st_gid, "size": st.st_size if kind == stat.S_IFREG else None}
+
+
+def read_all(path):
+    with open(path, "rb") as f:
+        return f.read().hex()
+
+
+def write_file(path, data, mode=0o644, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+    fd = os.open(path, flags, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+# Each step: (name, function of the tree root). Steps run in order and build on each other.
+def root_steps():
+    def append(r):
+        write_file(f"{r}/app", b"one\n")
+        fd = os.open(f"{r}/app", os.O_WRONLY | os.O_APPEND)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, b"two\n")
+        os.close(fd)
+        fd = os.open(f"{r}/app2", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.write(fd, b"a")
+        os.pwrite(fd, b"b", 0)  # ignored offset: appends
+        os.close(fd)
+        return [read_all(f"{r}/app"), read_all(f"{r}/app2")]
+
+    def truncate_open(r):
+        write_file(f"{r}/t", b"x" * 10000)
+        fd = os.open(f"{r}/t", os.O_RDWR | os.O_TRUNC)
+        size_after_open = os.fstat(fd).st_size
+        os.write(fd, b"abc")
+        os.close(fd)
+        os.truncate(f"{r}/t", 5)
+        shrunk = read_all(f"{r}/t")
+        os.truncate(f"{r}/t", 1 << 20)  # sparse growth
+        with open(f"{r}/t", "rb") as f:
+            f.seek(1 << 19)
+            middle = f.read(16).hex()
+        return [size_after_open, shrunk, middle, os.stat(f"{r}/t").st_size]
+
+    def sparse(r):
+        fd = os.open(f"{r}/sparse", os.O_RDWR | os.O_CREAT, 0o644)
+        os.pwrite(fd, b"end", 10 << 20)
+        data = os.lseek(fd, 0, os.SEEK_DATA)
+        hole = os.lseek(fd, 0, os.SEEK_HOLE)
+        head = os.pread(fd, 8, 4096).hex()
+        os.close(fd)
+        return [data, hole, head, os.stat(f"{r}/sparse").st_size]
+
+    def fallocate(r):
+        fd = os.open(f"{r}/falloc", os.O_RDWR | os.O_CREAT, 0o644)
+        os.posix_fallocate(fd, 0, 65536)
+        size = os.fstat(fd).st_size
+        os.close(fd)
+        return size
+
+    def copy_range(r):
+        write_file(f"{r}/src", bytes(range(256)) * 64)
+        src = os.open(f"{r}/src", os.O_RDONLY)
+        dst = os.open(f"{r}/dst", os.O_WRONLY | os.O_CREAT, 0o644)
+        n = os.copy_file_range(src, dst, 5000, 100, 7)
+        os.close(src)
+        os.close(dst)
+        return [n, read_all(f"{r}/dst")]
+
+    def mmap_shared(r):
+        write_file(f"{r}/mm", b"\0" * 8192)
+        fd = os.open(f"{r}/mm", os.O_RDWR)
+        m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        m[100:105] = b"hello"
+        m[5000:5003] = b"abc"
+        m.flush()
+        m.close()
+        os.close(fd)
+        return read_all(f"{r}/mm")[190:220] + read_all(f"{r}/mm")[10000:10006]
+
+    def chmod_chown(r):
+        write_file(f"{r}/owned", b"o")
+        os.chmod(f"{r}/owned", 0o4755)
+        os.chown(f"{r}/owned", 1000, 1000)  # a chown drops setuid
+        return shape(os.stat(f"{r}/owned"))
+
+    def setgid_dir(r):
+        os.mkdir(f"{r}/sgid", 0o775)
+        os.chown(f"{r}/sgid", 0, 4242)
+        os.chmod(f"{r}/sgid", 0o2775)
+        os.mkdir(f"{r}/sgid/sub", 0o755)
+        write_file(f"{r}/sgid/file", b"g")
+        return [shape(os.stat(f"{r}/sgid/sub")), shape(os.stat(f"{r}/sgid/file"))]
+
+    def times(r):
+        write_file(f"{r}/times", b"t")
+        utimensat(f"{r}/times", (1000, 5), (2000, 7))
+        st1 = os.stat(f"{r}/times")
+        utimensat(f"{r}/times", (0, UTIME_OMIT), (3000, 9))
+        st2 = os.stat(f"{r}/times")
+        utimensat(f"{r}/times", (0, UTIME_NOW), (0, UTIME_OMIT))
+        st3 = os.stat(f"{r}/times")
+        return [st1.st_atime_ns, st1.st_mtime_ns, st2.st_atime_ns, st2.st_mtime_ns, st3.st_mtime_ns,
+                st3.st_atime_ns > 10**18]
+
+    def links(r):
+        write_file(f"{r}/h1", b"h")
+        os.link(f"{r}/h1", f"{r}/h2")
+        same = os.stat(f"{r}/h1").st_ino == os.stat(f"{r}/h2").st_ino
+        n2 = os.stat(f"{r}/h1").st_nlink
+        os.unlink(f"{r}/h2")
+        return [same, n2, os.stat(f"{r}/h1").st_nlink]
+
+    def symlinks(r):
+        os.symlink("h1", f"{r}/sl")
+        os.symlink("loop", f"{r}/loop")
+        os.symlink("/etc/passwd", f"{r}/abs")
+        return [os.readlink(f"{r}/sl"), shape(os.lstat(f"{r}/sl")), read_all(f"{r}/sl"), os.readlink(f"{r}/abs")]
+
+    def eloop(r):
+        return os.open(f"{r}/loop", os.O_RDONLY)
+
+    def nofollow(r):
+        return os.open(f"{r}/sl", os.O_RDONLY | os.O_NOFOLLOW)
+
+    def nodes(r):
+        os.mkfifo(f"{r}/fifo", 0o640)
+        os.mknod(f"{r}/chr", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        st = os.stat(f"{r}/chr")
+        return [shape(os.stat(f"{r}/fifo")), shape(st), st.st_rdev]
+
+    def xattrs(r):
+        os.setxattr(f"{r}/h1", "user.colour", b"blue")
+        value = os.getxattr(f"{r}/h1", "user.colour")
+        names = sorted(os.listxattr(f"{r}/h1"))
+        os.removexattr(f"{r}/h1", "user.colour")
+        return [value.hex(), names, sorted(os.listxattr(f"{r}/h1"))]
+
+    def xattr_missing(r):
+        return os.getxattr(f"{r}/h1", "user.none")
+
+    def xattr_create_twice(r):
+        os.setxattr(f"{r}/h1", "user.once", b"1", os.XATTR_CREATE)
+        return os.setxattr(f"{r}/h1", "user.once", b"2", os.XATTR_CREATE)
+
+    def rename_file_over_file(r):
+        write_file(f"{r}/ra", b"a")
+        write_file(f"{r}/rb", b"b")
+        os.rename(f"{r}/ra", f"{r}/rb")
+        return [os.path.exists(f"{r}/ra"), read_all(f"{r}/rb")]
+
+    def rename_dirs(r):
+        os.mkdir(f"{r}/da")
+        os.mkdir(f"{r}/db")
+        os.rename(f"{r}/da", f"{r}/db")  # over an empty directory
+        os.mkdir(f"{r}/dc")
+        write_file(f"{r}/db/inside", b"i")
+        return os.rename(f"{r}/dc", f"{r}/db")  # over a non-empty one: ENOTEMPTY
+
+    def rename_dir_over_file(r):
+        return os.rename(f"{r}/dc", f"{r}/rb")
+
+    def rename_noreplace(r):
+        write_file(f"{r}/n1", b"1")
+        write_file(f"{r}/n2", b"2")
+        return renameat2(f"{r}/n1", f"{r}/n2", RENAME_NOREPLACE)
+
+    def rename_exchange(r):
+        renameat2(f"{r}/n1", f"{r}/n2", RENAME_EXCHANGE)
+        return [read_all(f"{r}/n1"), read_all(f"{r}/n2")]
+
+    def unlink_open_file(r):
+        write_file(f"{r}/gone", b"still here")
+        fd = os.open(f"{r}/gone", os.O_RDWR)
+        os.unlink(f"{r}/gone")
+        os.pwrite(fd, b"S", 0)
+        data = os.pread(fd, 64, 0)
+        nlink = os.fstat(fd).st_nlink
+        os.close(fd)
+        return [data.hex(), nlink, os.path.exists(f"{r}/gone")]
+
+    def errors_dirs(r):
+        out = []
+        for f in (lambda: os.mkdir(f"{r}/db"), lambda: os.rmdir(f"{r}/db"), lambda: os.rmdir(f"{r}/h1"),
+                  lambda: os.unlink(f"{r}/db"), lambda: os.open(f"{r}/db", os.O_WRONLY),
+                  lambda: os.open(f"{r}/h1/x", os.O_RDONLY), lambda: os.open(f"{r}/nope", os.O_RDONLY),
+                  lambda: os.open(f"{r}/h1", os.O_CREAT | os.O_EXCL | os.O_WRONLY),
+                  lambda: os.stat(f"{r}/" + "n" * 256), lambda: os.link(f"{r}/db", f"{r}/dblink")):
+            out.append(outcome(f))
+        return out
+
+    def listing(r):
+        return sorted(os.listdir(r))
+
+    def big_file(r):
+        data = os.urandom(3 << 20)
+        write_file(f"{r}/big", data)
+        with open(f"{r}/big", "rb") as f:
+            f.seek(12345)
+            piece = f.read(700000)
+        return [piece == data[12345:12345 + 700000], os.stat(f"{r}/big").st_size]
+
+    def shared_dirs(r):
+        # Prepared for the unprivileged steps.
+        os.mkdir(f"{r}/pub", 0o777)
+        os.chmod(f"{r}/pub", 0o1777)
+        write_file(f"{r}/pub/roots", b"r", 0o644)
+        write_file(f"{r}/secret", b"s", 0o600)
+        os.mkdir(f"{r}/grp", 0o2777)
+        os.chmod(f"{r}/grp", 0o2777)
+        os.chown(f"{r}/grp", 0, 4242)
+        write_file(f"{r}/pub/nobodys-target", b"t", 0o666)
+        return listing(r)
+
+    return [(f.__name__, f) for f in (append, truncate_open, sparse, fallocate, copy_range, mmap_shared, chmod_chown,
+                                       setgid_dir, times, links, symlinks, eloop, nofollow, nodes, xattrs, xattr_missing,
+                                       xattr_create_twice, rename_file_over_file, rename_dirs, rename_dir_over_file,
+                                       rename_noreplace, rename_exchange, unlink_open_file, errors_dirs, big_file,
+                                       listing, shared_dirs)]
+
+
+def nobody_steps():
+    def create_owned(r):
+        write_file(f"{r}/pub/mine", b"m", 0o640)
+        os.mkdir(f"{r}/pub/mydir", 0o750)
+        os.symlink("mine", f"{r}/pub/mylink")
+        os.mkfifo(f"{r}/pub/myfifo", 0o600)
+        return [shape(os.lstat(f"{r}/pub/{n}")) for n in ("mine", "mydir", "mylink", "myfifo")]
+
+    def setgid_inherit(r):
+        write_file(f"{r}/grp/f", b"g", 0o2755)  # not in group 4242: the setgid bit is dropped
+        os.mkdir(f"{r}/grp/d", 0o755)
+        return [shape(os.stat(f"{r}/grp/f")), shape(os.stat(f"{r}/grp/d"))]
+
+    def sticky_unlink(r):
+        return os.unlink(f"{r}/pub/roots")  # EPERM: sticky directory, someone else's file
+
+    def sticky_rename(r):
+        return os.rename(f"{r}/pub/roots", f"{r}/pub/stolen")
+
+    def eacces_read(r):
+        return os.open(f"{r}/secret", os.O_RDONLY)
+
+    def eacces_create(r):
+        return os.open(f"{r}/newfile", os.O_CREAT | os.O_WRONLY, 0o644)
+
+    def chmod_foreign(r):
+        return os.chmod(f"{r}/pub/roots", 0o777)
+
+    def chown_own(r):
+        return os.chown(f"{r}/pub/mine", 0, -1)
+
+    def chmod_own_setgid(r):
+        os.chmod(f"{r}/pub/mine", 0o2755)  # not in the file's group? it is: nogroup
+        return shape(os.stat(f"{r}/pub/mine"))
+
+    def utime_foreign_explicit(r):
+        return os.utime(f"{r}/pub/nobodys-target", (1, 1))
+
+    def utime_foreign_now(r):
+        os.utime(f"{r}/pub/nobodys-target", None)  # writable: allowed
+        return True
+
+    def write_setuid_file(r):
+        write_file(f"{r}/pub/sx", b"x", 0o644)
+        os.chmod(f"{r}/pub/sx", 0o6755)
+        with open(f"{r}/pub/sx", "ab") as f:
+            f.write(b"more")
+        return shape(os.stat(f"{r}/pub/sx"))
+
+    def rename_own(r):
+        os.rename(f"{r}/pub/mine", f"{r}/pub/mine2")
+        return os.path.exists(f"{r}/pub/mine2")
+
+    def link_foreign(r):
+        return os.link(f"{r}/secret", f"{r}/pub/hardlink-secret")
+
+    return [(f.__name__, f) for f in (create_owned, setgid_inherit, sticky_unlink, sticky_rename, eacces_read,
+                                       eacces_create, chmod_foreign, chown_own, chmod_own_setgid,
+                                       utime_foreign_explicit, utime_foreign_now, write_setuid_file, rename_own,
+                                       link_foreign)]
+
+
+def outcome(function):
+    """A step's result as comparable JSON: its value, or the errno name it failed with."""
+    try:
+        value = function()
+        if isinstance(value, int) and not isinstance(value, bool) and value > 2 and function.__name__ in ("eloop", "nofollow"):
+            return "opened"
+        return json.loads(json.dumps(value, default=str))
+    except OSError as e:
+        return f"errno {errno.errorcode.get(e.errno, e.errno)}"
+
+
+def run_steps(steps, plain, mounted):
+    return [(name, outcome(lambda: f(plain)), outcome(lambda: f(mounted))) for name, f in steps]
+
+
+def run_as_nobody(steps, plain, mounted):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(NOBODY_GID)
+            os.setuid(NOBODY_UID)
+            os.umask(0o022)
+            results = run_steps(steps, plain, mounted)
+            os.write(write_end, json.dumps(results).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 65536):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks) or b"[]")
+
+
+def main():
+    harness.require_fuse()
+    check = harness.Checker("fuse ops")
+    os.umask(0o022)
+    with harness.scratch("ops") as top:
+        plain, backing, mountpoint = f"{top}/plain", f"{top}/backing", f"{top}/mnt"
+        for d in (plain, backing, mountpoint):
+            os.mkdir(d, 0o755)
+        with harness.Mount(backing, mountpoint, f"{top}/cache", "allow_other") as mount:
+            for who, results in (("root", run_steps(root_steps(), plain, mountpoint)),
+                                 ("nobody", run_as_nobody(nobody_steps(), plain, mountpoint))):
+                check.check(len(results) > 0, f"{who}: no results")
+                for name, want, got in results:
+                    check.check(want == got, f"{who} {name}: plain directory {want!r}, mount {got!r}")
+
+            # O_DIRECT works with unaligned buffers and offsets (the plain directory may refuse).
+            fd = os.open(f"{mountpoint}/direct", os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
+            os.pwrite(fd, b"unaligned", 3)
+            check.check(os.pread(fd, 20, 0) == b"\0\0\0unaligned", "O_DIRECT unaligned write and read back")
+            os.close(fd)
+            check.check(read_all(f"{backing}/direct") == (b"\0\0\0unaligned").hex(), "O_DIRECT data in the backing file")
+
+            # The control directory: found by name, not listed, read-only.
+            check.check(".flashdir" not in os.listdir(mountpoint), ".flashdir is not listed")
+            check.check(os.path.isdir(f"{mountpoint}/.flashdir"), ".flashdir is found by name")
+            with open(f"{mountpoint}/.flashdir/stats.json") as f:
+                stats = json.load(f)
+            check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
+            check.check(outcome(lambda: os.open(f"{mountpoint}/.flashdir/stats", os.O_WRONLY)) == "errno EACCES",
+                        "the stats file cannot be opened for writing")
+            check.check(outcome(lambda: os.mkdir(f"{mountpoint}/.flashdir/x")) == "errno EPERM",
+                        "nothing can be created in .flashdir")
+
+            # The kernel's getxattr(security.capability) before each write is answered from memory.
+            before = stats["data"]["capability_xattr_from_memory"]
+            fd = os.open(f"{mountpoint}/capwrites", os.O_WRONLY | os.O_CREAT, 0o644)
+            for i in range(50):
+                os.pwrite(fd, b"w", i)
+            os.close(fd)
+            with open(f"{mountpoint}/.flashdir/stats.json") as f:
+                after = json.load(f)["data"]["capability_xattr_from_memory"]
+            check.check(after - before >= 45, f"security.capability answered from memory: {after - before} of 50 writes")
+            # A capability set behind the mount is seen: the next write through the mount drops
+            # it, as a write on the plain directory does.
+            capability = struct.pack("<5I", 0x02000001, 1 << 10, 0, 0, 0)  # v2, effective, cap_net_bind_service
+            for tree in (plain, mountpoint):
+                write_file(f"{tree}/capped", b"c")  # the mount now knows "no capability"
+            for tree in (plain, backing):
+                os.setxattr(f"{tree}/capped", "security.capability", capability)
+            for tree in (plain, mountpoint):
+                with open(f"{tree}/capped", "ab") as f:
+                    f.write(b"more")
+            check.check(outcome(lambda: os.getxattr(f"{plain}/capped", "security.capability")) == "errno ENODATA",
+                        "a write drops a file capability on the plain directory")
+            check.check(outcome(lambda: os.getxattr(f"{backing}/capped", "security.capability")) == "errno ENODATA",
+                        "a write through the mount drops a capability set behind the mount")
+
+            # Nothing resolves outside the backing directory: ".." of the root is the root, and
+            # an absolute symlink is returned as a link, not followed by the daemon.
+            check.check(sorted(os.listdir(f"{mountpoint}/..")) == sorted(os.listdir(top)), ".. of the mount is its parent")
+            check.check(os.readlink(f"{mountpoint}/abs") == "/etc/passwd", "absolute symlink passes through")
+            check.check(mount.pid > 0, "the daemon's pid is recorded in the lock file")
+        check.check(not harness.is_mounted(mountpoint), "unmounted at the end")
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
