@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace flashdir::fs {
 namespace {
@@ -37,6 +40,19 @@ const std::vector<gid_t>& daemon_groups() {
 }
 
 }  // namespace
+
+std::vector<gid_t> supplementary_groups_of(pid_t tid) {
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Groups:", 0) != 0) continue;
+    std::istringstream fields(line.substr(7));
+    std::vector<gid_t> groups;
+    for (gid_t gid; fields >> gid;) groups.push_back(gid);
+    return groups;
+  }
+  return {};
+}
 
 bool CallerCredentials::switching_enabled() {
   static const bool enabled = ::geteuid() == 0 && ::getegid() == 0 && (daemon_groups(), true);

@@ -21,6 +21,11 @@ struct Caller {
   std::vector<gid_t> groups;  // supplementary groups
 };
 
+// The supplementary groups of thread `tid` (any process's), from /proc/TID/status; empty if
+// the thread is gone. Used instead of libfuse's fuse_req_getgroups(), which in 3.14 searches
+// its read buffer with strstr() without terminating it.
+std::vector<gid_t> supplementary_groups_of(pid_t tid);
+
 class CallerCredentials {
  public:
   // Returns an errno (EPERM) in `error` if a switch failed; the thread is then back to the

@@ -188,6 +188,7 @@ int run_mount(const MountRequest& request) {
 
   const fuse_lowlevel_ops ops = make_operations();
   fuse_session* session = fuse_session_new(&args, &ops, sizeof ops, &context);
+  fuse_opt_free_args(&args);  // libfuse copies the vector when it edits it; the session keeps nothing of it
   if (session == nullptr) return refuse(Status::invalid_argument("libfuse refused the mount options"));
   if (fuse_set_signal_handlers(session) != 0) {
     fuse_session_destroy(session);

@@ -32,11 +32,7 @@ Caller caller_of(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   Caller caller{ctx->uid, ctx->gid, {}};
   if (!CallerCredentials::switching_enabled()) return caller;
-  // NGROUPS_MAX is 65536; callers in more groups than this see the first ones only.
-  constexpr int kMaxGroups = 256;
-  gid_t groups[kMaxGroups];
-  const int n = fuse_req_getgroups(req, kMaxGroups, groups);
-  if (n > 0) caller.groups.assign(groups, groups + std::min(n, kMaxGroups));
+  caller.groups = supplementary_groups_of(ctx->pid);
   return caller;
 }
 
