@@ -21,6 +21,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -48,6 +49,11 @@ class Inode {
     no_capability_.store(true, std::memory_order_relaxed);
   }
   void capability_may_exist() { no_capability_.store(false, std::memory_order_relaxed); }
+  // Makes each read, write, truncate and fallocate of the file's data atomic against the
+  // others, as POSIX asks and the backing file system does not promise (Linux lets a pread see
+  // half of a concurrent pwrite): reads share it, changes hold it alone.
+  std::shared_mutex& data_lock() { return data_lock_; }
+
   void note_attributes(const struct stat& st) {
     if (capability_known_absent() && capability_ctime_ns_.load(std::memory_order_relaxed) != ctime_ns(st))
       capability_may_exist();
@@ -58,6 +64,7 @@ class Inode {
   static std::int64_t ctime_ns(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   }
+  std::shared_mutex data_lock_;
   std::atomic<bool> no_capability_{false};
   std::atomic<std::int64_t> capability_ctime_ns_{0};
   const dev_t dev_;

@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 #include "fs/credentials.h"
 #include "fs/operations.h"
@@ -146,6 +147,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   }
   if ((to_set & FUSE_SET_ATTR_SIZE) != 0) {
     const auto size = static_cast<std::uint64_t>(attr->st_size);
+    std::unique_lock truncating(inode.data_lock());
     auto result = open_file != nullptr
                       ? open_file->truncate(size)
                       : context.data->truncate_unopened(path_fd, relative_path_of(context, path_fd), size);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "fs/credentials.h"
@@ -94,17 +96,21 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   // One buffer per worker thread, grown to the largest read seen (the kernel's max_read).
   thread_local std::vector<std::uint8_t> buffer;
   if (buffer.size() < size) buffer.resize(size);
+  std::shared_lock reading(inode_of(context, ino).data_lock());
   auto n = open_file(fi).read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
+  reading.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
   context.counters.add_read_bytes(*n);
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
 }
 
-void op_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::write);
+  std::unique_lock writing(inode_of(context, ino).data_lock());
   auto n = open_file(fi).write(static_cast<std::uint64_t>(offset),
                                ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size));
+  writing.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
   context.counters.add_written_bytes(*n);
   fuse_reply_write(req, *n);
@@ -136,6 +142,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) 
 void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi) {
   context_of(req).counters.count(Op::fallocate);
   if (control_refuse(req, ino)) return;
+  std::unique_lock changing(inode_of(context_of(req), ino).data_lock());
   auto result = open_file(fi).fallocate(mode, static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(length));
   if (!result.is_ok()) return reply_error(req, result.error());
   fuse_reply_err(req, 0);
@@ -155,17 +162,21 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
   std::size_t copied = 0;
   while (copied < len) {
     const std::size_t want = std::min(len - copied, chunk.size());
+    std::shared_lock reading(inode_of(context, ino_in).data_lock());
     auto n = open_file(fi_in).read(static_cast<std::uint64_t>(off_in) + copied, ByteSpan(chunk.data(), want));
+    reading.unlock();
     if (!n.is_ok()) {
       if (copied != 0) break;
       return reply_error(req, n.error());
     }
     if (*n == 0) break;
+    std::unique_lock writing(inode_of(context, ino_out).data_lock());
     auto written = open_file(fi_out).write(static_cast<std::uint64_t>(off_out) + copied, ConstByteSpan(chunk.data(), *n));
     if (!written.is_ok()) {
       if (copied != 0) break;
       return reply_error(req, written.error());
     }
+    writing.unlock();
     copied += *written;
     if (*written < *n) break;
   }
