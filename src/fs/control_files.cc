@@ -93,7 +93,11 @@ bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fus
   if (!is_control_ino(ino)) return false;
   const auto& text = *reinterpret_cast<const std::string*>(fi->fh);
   const auto start = std::min(static_cast<size_t>(std::max<off_t>(offset, 0)), text.size());
-  fuse_reply_buf(req, text.data() + start, std::min(size, text.size() - start));
+  // Replied from a copy: once the kernel has the reply, the reader may close the file and its
+  // RELEASE may free the snapshot on another worker while this one is still returning from
+  // writev (AddressSanitizer checks the buffer after the system call and reports exactly that).
+  const std::string piece = text.substr(start, std::min(size, text.size() - start));
+  fuse_reply_buf(req, piece.data(), piece.size());
   return true;
 }
 
