@@ -110,6 +110,7 @@ Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint
 }
 
 std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
+std::uint32_t Ftl::page_size_bytes() const { return core_->chip().geometry().page_size_bytes; }
 Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }
 Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
                                  Durability durability) {

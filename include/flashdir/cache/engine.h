@@ -12,22 +12,20 @@
 //   engine.release(file.value());
 //   mounted.value()->close();                                  // write-back, clean mark
 //
-// Model (doc/cache.md): a slot is one data LPN holding one page of one file. The slot index
-// maps (file, page) to a slot; per-slot state is an explicit state machine (src/cache/slot.h);
-// replacement is CLOCK with a reference bit per slot. Slot metadata reaches the chip through a
-// MetadataStore (LUFUW or a baseline) so that cached pages survive a restart.
+// Model (doc/cache.md): a slot is one data LPN holding one page of one file. The slot table
+// maps (file, page) to a slot; replacement is CLOCK with a reference bit per slot. Slot
+// metadata reaches the chip through a MetadataStore (LUFUW or a baseline) so that cached pages
+// survive a restart. Write modes: write-through and write-around (write-back is refused by
+// open() in this version).
 //
 // Thread-safety: every method may be called from many threads at once. Locks, in the only
-// order in which they may be taken (a thread holding one never waits for an earlier one):
-//   1. file lock       (per open file; shared for reads, exclusive for writes, truncate, fsync,
-//                       stale drops; held across that file's backing I/O)
-//   2. index shard     (one of EngineOptions::index_shards; held only for a hash look-up)
-//   3. FTL lock        (one; the FTL, the metadata store, slot states, the allocator and
-//                       CLOCK hand; held for index-free work and chip I/O only, never across
-//                       backing I/O)
-// Leaf locks (stats counters, the flusher's condition) are taken last and never nest.
-// A read miss's backing read, a write-back's backing write and a wait for free slots hold none
-// of the engine-wide locks.
+// order in which they may be taken (src/cache/engine_core.h):
+//   1. namespace lock  (opens, releases, renames, unlinks: the catalog and the open files)
+//   2. file lock       (per open file; shared for reads, exclusive for writes, truncate, fsync)
+//   3. cache lock      (one; the slot table, the FTL and the metadata store; held for slot work
+//                       and chip I/O only, never across backing I/O)
+// A read miss's backing read and a write's backing write hold no engine-wide lock. Hits on
+// different files do wait for each other's chip I/O under the cache lock (one FTL).
 #pragma once
 
 #include <cstdint>

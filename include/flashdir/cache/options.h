@@ -48,8 +48,6 @@ struct EngineOptions {
   std::uint8_t dirty_low_watermark_percent = 25;
   // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
   std::uint32_t flush_batch_pages = 64;
-  // Shards of the slot index, each under its own lock; a power of two.
-  std::uint32_t index_shards = 64;
 
   Status validate() const;
   std::string to_json() const;

@@ -80,6 +80,7 @@ class Ftl {
   Ftl& operator=(const Ftl&) = delete;
 
   std::uint64_t logical_pages() const;
+  std::uint32_t page_size_bytes() const;
   // The logical pages an FTL would export on `geometry` with that spare share, or why the
   // geometry cannot hold an FTL.
   static Result<std::uint64_t> logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille);

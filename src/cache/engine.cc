@@ -1,0 +1,100 @@
+#include "flashdir/cache/engine.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/engine_core.h"
+
+namespace flashdir::cache {
+
+double EngineStats::hit_ratio() const {
+  const std::uint64_t looked_up = read_hit_pages + read_miss_pages;
+  return looked_up == 0 ? 0.0 : static_cast<double>(read_hit_pages) / static_cast<double>(looked_up);
+}
+
+double EngineStats::metadata_writes_per_data_write() const {
+  const std::uint64_t data_writes = admitted_pages + written_pages;
+  return data_writes == 0 ? 0.0 : static_cast<double>(metadata_writes) / static_cast<double>(data_writes);
+}
+
+namespace {
+
+// Every figure once, in the order a person reads them; the JSON uses the same names.
+nlohmann::ordered_json stats_object(const EngineStats& s) {
+  return {
+      {"capacity_pages", s.capacity_pages},
+      {"cached_pages", s.cached_pages},
+      {"dirty_pages", s.dirty_pages},
+      {"open_files", s.open_files},
+      {"read_requests", s.read_requests},
+      {"read_hit_pages", s.read_hit_pages},
+      {"read_miss_pages", s.read_miss_pages},
+      {"hit_ratio", s.hit_ratio()},
+      {"read_ahead_pages", s.read_ahead_pages},
+      {"write_requests", s.write_requests},
+      {"written_pages", s.written_pages},
+      {"admitted_pages", s.admitted_pages},
+      {"cutoff_bypassed_pages", s.cutoff_bypassed_pages},
+      {"not_promoted_pages", s.not_promoted_pages},
+      {"evicted_pages", s.evicted_pages},
+      {"written_back_pages", s.written_back_pages},
+      {"writer_waits", s.writer_waits},
+      {"corrupt_pages", s.corrupt_pages},
+      {"stale_drops", s.stale_drops},
+      {"backing_errors", s.backing_errors},
+      {"metadata_writes", s.metadata_writes},
+      {"metadata_entries_written", s.metadata_entries_written},
+      {"ram_index_bytes", s.ram_index_bytes},
+      {"ram_bytes_per_cached_page", s.ram_bytes_per_cached_page},
+      {"restart_clean_shutdown", s.restart.clean_shutdown},
+      {"restart_usable_slots", s.restart.usable_slots},
+      {"restart_dropped_slots", s.restart.dropped_slots},
+      {"restart_orphan_slots", s.restart.orphan_slots},
+      {"restart_dirty_slots", s.restart.dirty_slots},
+      {"restart_usable_fraction", s.restart.usable_fraction},
+      {"restart_seconds", s.restart.seconds},
+  };
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> stats_rows(const EngineStats& stats) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const nlohmann::ordered_json object = stats_object(stats);
+  for (auto it = object.begin(); it != object.end(); ++it)
+    rows.emplace_back(it.key(), it->is_number_float() ? fmt::format("{:.4f}", it->get<double>()) : it->dump());
+  return rows;
+}
+
+std::string stats_json(const EngineStats& stats) { return stats_object(stats).dump(); }
+
+Result<std::unique_ptr<Engine>> Engine::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
+                                             const EngineOptions& options) {
+  auto core = EngineCore::open(ftl, catalog, backing, options);
+  if (!core.is_ok()) return core.status();
+  return std::unique_ptr<Engine>(new Engine(std::move(core.value())));
+}
+
+Engine::Engine(std::unique_ptr<EngineCore> core) : core_(std::move(core)) {}
+Engine::~Engine() = default;
+
+Result<FileHandle> Engine::open_file(std::string_view relative_path) { return core_->open_file(relative_path, nullptr); }
+Result<FileHandle> Engine::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
+  return core_->open_file(relative_path, std::move(file));
+}
+Result<std::size_t> Engine::read(FileHandle file, std::uint64_t offset, ByteSpan out) {
+  return core_->read(file, offset, out);
+}
+Result<std::size_t> Engine::write(FileHandle file, std::uint64_t offset, ConstByteSpan data) {
+  return core_->write(file, offset, data);
+}
+Status Engine::truncate(FileHandle file, std::uint64_t size_bytes) { return core_->truncate(file, size_bytes); }
+Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
+Status Engine::release(FileHandle file) { return core_->release(file); }
+Status Engine::rename(std::string_view from, std::string_view to) { return core_->rename(from, to); }
+Status Engine::unlink(std::string_view relative_path) { return core_->unlink(relative_path); }
+Status Engine::close() { return core_->close(); }
+EngineStats Engine::stats() const { return core_->stats(); }
+
+}  // namespace flashdir::cache

@@ -1,0 +1,638 @@
+#include "cache/engine_core.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace flashdir::cache {
+namespace {
+
+// Pages moved in one FTL request at most (a run of consecutive slots).
+constexpr std::uint32_t kMaxRunPages = 64;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The metadata scheme a cache was first used with, from the options text in its catalog.
+Result<MetadataScheme> recorded_scheme(const std::string& options_text) {
+  const auto json = nlohmann::json::parse(options_text, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("metadata") || !json["metadata"].is_string())
+    return Status::corruption("the catalog's engine options are not readable JSON with a metadata scheme");
+  return parse_metadata_scheme(json["metadata"].get<std::string>());
+}
+
+}  // namespace
+
+EngineCore::EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
+                       const SlotLayout& layout)
+    : ftl_(ftl),
+      catalog_(catalog),
+      backing_(backing),
+      options_(options),
+      layout_(layout),
+      page_size_(layout.page_size_bytes),
+      slots_(layout.slot_count) {}
+
+Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
+                                                     const EngineOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  FLASHDIR_TRY(options.validate());
+  if (options.write_mode == WriteMode::write_back)
+    return Status::invalid_argument("write-back is not available in this version of the engine");
+  auto layout = SlotLayout::compute(ftl.logical_pages(), ftl.page_size_bytes());
+  if (!layout.is_ok()) return layout.status();
+  std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout));
+
+  auto recorded = catalog.options_text();
+  if (!recorded.is_ok() && recorded.status().code() != StatusCode::not_found) return recorded.status();
+  if (!recorded.is_ok()) {
+    auto store = MetadataStore::format(ftl, *layout, options.metadata);
+    if (!store.is_ok()) return store.status();
+    core->store_ = std::move(store.value());
+    core->restart_.clean_shutdown = true;
+  } else {
+    auto scheme = recorded_scheme(recorded.value());
+    if (!scheme.is_ok()) return scheme.status();
+    if (*scheme != options.metadata)
+      return Status::invalid_argument(fmt::format("the cache keeps its metadata with {}, not {} (fixed when it was first used)",
+                                                  metadata_scheme_name(*scheme), metadata_scheme_name(options.metadata)));
+    auto opened = MetadataStore::open(ftl, *layout, options.metadata);
+    if (!opened.is_ok()) return opened.status();
+    core->store_ = std::move(opened->first);
+    FLASHDIR_TRY(core->recover(opened->second));
+  }
+  FLASHDIR_TRY(catalog.put_options_text(options.to_json()));
+  core->restart_.seconds = seconds_since(start);
+  return core;
+}
+
+Status EngineCore::recover(const RecoveredSlots& recovered) {
+  restart_.clean_shutdown = recovered.clean_shutdown;
+  restart_.dropped_slots = recovered.dropped;
+  std::vector<SlotIndex> orphans;
+  for (const RecoveredSlot& found : recovered.usable) {
+    if (found.entry.dirty) {
+      // Only write-back makes dirty slots, and this engine has none; a cache that holds some
+      // was used by a build that had it. Nothing is lost by refusing; everything by guessing.
+      return Status::invalid_argument("the cache holds dirty pages, which this version cannot write back");
+    }
+    auto file = catalog_.find_by_id(found.entry.file_id);
+    if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
+    if (!file.is_ok()) {
+      orphans.push_back(found.slot);
+      continue;
+    }
+    slots_.insert(found.slot, SlotKey{found.entry.file_id, found.entry.page_no});
+  }
+  if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
+  restart_.usable_slots = slots_.used();
+  restart_.orphan_slots = orphans.size();
+  const std::uint64_t seen = restart_.usable_slots + restart_.dropped_slots + restart_.orphan_slots;
+  restart_.usable_fraction = seen == 0 ? 1.0 : static_cast<double>(restart_.usable_slots) / static_cast<double>(seen);
+  return Status::ok();
+}
+
+// ---- files ----
+
+Result<std::uint64_t> EngineCore::validate(std::string_view relative_path, const BackingIdentity& identity) {
+  auto known = catalog_.find_by_path(relative_path);
+  if (!known.is_ok() && known.status().code() != StatusCode::not_found) return known.status();
+  if (!known.is_ok()) {
+    auto added = catalog_.add_file(relative_path, identity);
+    if (!added.is_ok()) return added.status();
+    return added->file_id;
+  }
+  if (known->identity != identity) {
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      const auto stale = slots_.slots_of(known->file_id);
+      if (Status s = store_->invalidate_file(known->file_id, stale); !s.is_ok()) return fail(s);
+      for (SlotIndex slot : stale) slots_.remove(slot);
+      if (!stale.empty()) ++counters_.stale_drops;
+    }
+    FLASHDIR_TRY(catalog_.update_identity(known->file_id, identity));
+  }
+  return known->file_id;
+}
+
+Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
+  std::lock_guard names(namespace_mutex_);
+  if (file == nullptr) {
+    auto opened = backing_.open(relative_path);
+    if (!opened.is_ok()) return opened.status();
+    file = std::move(opened.value());
+  }
+  auto identity = file->stat();
+  if (!identity.is_ok()) return identity.status();
+  const std::string path(relative_path);
+  std::shared_ptr<FileState>& state = open_files_[path];
+  if (state == nullptr) {
+    // Validated only when nobody has it open through the engine: while open, the engine's own
+    // writes change the backing file's times, and its pages follow them.
+    auto file_id = validate(path, *identity);
+    if (!file_id.is_ok()) {
+      open_files_.erase(path);
+      return file_id.status();
+    }
+    state = std::make_shared<FileState>();
+    state->file_id = *file_id;
+    state->path = path;
+    state->size_bytes = identity->size_bytes;
+    state->expected = *identity;
+  }
+  ++state->open_handles;
+  std::unique_lock handles(handles_mutex_);
+  const FileHandle handle{next_handle_++};
+  handles_.emplace(handle.value, std::make_unique<OpenHandle>(OpenHandle{state, std::move(file)}));
+  return handle;
+}
+
+Result<OpenHandle*> EngineCore::handle_of(FileHandle handle) {
+  std::shared_lock handles(handles_mutex_);
+  const auto it = handles_.find(handle.value);
+  if (it == handles_.end()) return Status::invalid_argument(fmt::format("no open file handle {}", handle.value));
+  return it->second.get();
+}
+
+Status EngineCore::release(FileHandle handle) {
+  std::lock_guard names(namespace_mutex_);
+  std::unique_ptr<OpenHandle> released;
+  {
+    std::unique_lock handles(handles_mutex_);
+    const auto it = handles_.find(handle.value);
+    if (it == handles_.end()) return Status::invalid_argument(fmt::format("no open file handle {}", handle.value));
+    released = std::move(it->second);
+    handles_.erase(it);
+  }
+  FileState& file = *released->file;
+  if (--file.open_handles > 0) return Status::ok();
+  if (file.unlinked) {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    return drop_file_pages(file.file_id, 0);
+  }
+  if (auto it = open_files_.find(file.path); it != open_files_.end() && it->second == released->file)
+    open_files_.erase(it);
+  auto identity = released->backing->stat();
+  if (!identity.is_ok()) return identity.status();
+  if (*identity != file.expected) {
+    // Changed behind the engine while open: the next open must not trust the cached pages.
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    const auto stale = slots_.slots_of(file.file_id);
+    if (Status s = store_->invalidate_file(file.file_id, stale); !s.is_ok()) return fail(s);
+    for (SlotIndex slot : stale) slots_.remove(slot);
+    if (!stale.empty()) ++counters_.stale_drops;
+  }
+  return catalog_.update_identity(file.file_id, *identity);
+}
+
+Status EngineCore::rename(std::string_view from, std::string_view to) {
+  std::lock_guard names(namespace_mutex_);
+  auto replaced = catalog_.files_replaced_by_rename(from, to);
+  if (!replaced.is_ok()) return replaced.status();
+  FLASHDIR_TRY(backing_.rename(from, to));
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    for (const CatalogFile& gone : *replaced) FLASHDIR_TRY(drop_file_pages(gone.file_id, 0));
+  }
+  FLASHDIR_TRY(catalog_.rename(from, to));
+  FLASHDIR_TRY(refresh_after_rename(to));
+  // Open files follow: the file itself, or everything under a renamed directory.
+  const std::string source(from);
+  const std::string target(to);
+  std::vector<std::pair<std::string, std::shared_ptr<FileState>>> moved;
+  for (auto it = open_files_.begin(); it != open_files_.end();) {
+    const std::string& path = it->first;
+    const bool under = path.size() > source.size() && path.compare(0, source.size(), source) == 0 &&
+                       path[source.size()] == '/';
+    if (path == source || under) {
+      moved.emplace_back(target + path.substr(source.size()), std::move(it->second));
+      open_files_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [path, state] : moved) {
+    if (auto clash = open_files_.find(path); clash != open_files_.end()) clash->second->unlinked = true;
+    state->path = path;
+    open_files_[path] = std::move(state);
+  }
+  return Status::ok();
+}
+
+Status EngineCore::refresh_after_rename(std::string_view to) {
+  // rename(2) changes the renamed file's ctime, and only that: a file that is otherwise as the
+  // catalog knows it keeps its pages. (Files under a renamed directory keep their ctime.)
+  auto known = catalog_.find_by_path(to);
+  if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
+  auto file = backing_.open(to);
+  if (!file.is_ok()) return Status::ok();  // not a file the engine can open: validated at its next open
+  auto identity = (*file)->stat();
+  if (!identity.is_ok()) return identity.status();
+  BackingIdentity expected = known->identity;
+  expected.ctime_ns = identity->ctime_ns;
+  if (*identity != expected) return Status::ok();
+  return catalog_.update_identity(known->file_id, *identity);
+}
+
+Status EngineCore::unlink(std::string_view relative_path) {
+  std::lock_guard names(namespace_mutex_);
+  FLASHDIR_TRY(backing_.unlink(relative_path));
+  auto known = catalog_.find_by_path(relative_path);
+  if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
+  // The catalog forgets the path now, so that a new file there gets a new id. A file still open
+  // is read and written on under its old id; its pages go at its last release, and a restart
+  // drops any left as orphans.
+  FLASHDIR_TRY(catalog_.remove_file(known->file_id));
+  if (auto open = open_files_.find(std::string(relative_path)); open != open_files_.end()) {
+    open->second->unlinked = true;
+    open_files_.erase(open);
+    return Status::ok();
+  }
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  return drop_file_pages(known->file_id, 0);
+}
+
+// ---- data ----
+
+Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  BackingFile& backing = *(*open)->backing;
+  std::shared_lock file_lock(file.lock);
+  ++counters_.read_requests;
+  const std::uint64_t size = file.size_bytes.load();
+  if (offset >= size || out.empty()) return std::size_t{0};
+  const std::uint64_t end = std::min<std::uint64_t>(size, offset + out.size());
+  const bool admit = options_.read_sequential_cutoff_bytes == 0 ||
+                     file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes;
+  const std::uint64_t first_page = offset / page_size_;
+  const std::uint64_t last_page = (end - 1) / page_size_;
+  const std::uint64_t eof_page = (size - 1) / page_size_;
+  thread_local std::vector<std::uint8_t> pages;
+
+  for (std::uint64_t page = first_page; page <= last_page;) {
+    const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
+    pages.resize(std::size_t{kMaxRunPages + options_.read_ahead_pages} * page_size_);
+    std::uint32_t served = 0;
+    std::uint32_t missing = 0;
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      auto hit = read_cached_run(file.file_id, page, wanted, pages);
+      if (!hit.is_ok()) return hit.status();
+      served = *hit;
+      if (served == 0) {
+        // The miss extends past the request by the read-ahead, up to the end of the file.
+        const auto reach = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(eof_page - page + 1, std::uint64_t{wanted} + options_.read_ahead_pages));
+        missing = missing_run(file.file_id, page, reach);
+      }
+    }
+    if (served > 0) {
+      counters_.read_hit_pages += served;
+    } else {
+      const std::size_t bytes = std::size_t{missing} * page_size_;
+      std::fill_n(pages.begin(), bytes, std::uint8_t{0});
+      auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
+      if (!got.is_ok()) {
+        ++counters_.backing_errors;
+        return got.status();
+      }
+      served = std::min<std::uint32_t>(missing, wanted);
+      counters_.read_miss_pages += served;
+      counters_.read_ahead_pages += missing - served;
+      if (admit) {
+        std::uint32_t first_admitted = 0;
+        while (first_admitted < missing && !promoted(file.file_id, page + first_admitted)) ++first_admitted;
+        if (first_admitted < missing) {
+          std::lock_guard cache(cache_mutex_);
+          FLASHDIR_TRY(check_alive());
+          FLASHDIR_TRY(store_pages(file.file_id, page + first_admitted, missing - first_admitted,
+                                   ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true));
+        }
+      } else {
+        counters_.cutoff_bypassed_pages += missing;
+      }
+    }
+    // Copy the part of the served pages the caller asked for.
+    const std::uint64_t run_start = page * page_size_;
+    const std::uint64_t from = std::max(offset, run_start);
+    const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
+    std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);
+    page += served;
+  }
+  return static_cast<std::size_t>(end - offset);
+}
+
+Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, ConstByteSpan data) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  BackingFile& backing = *(*open)->backing;
+  std::unique_lock file_lock(file.lock);
+  ++counters_.write_requests;
+  if (data.empty()) return std::size_t{0};
+  const std::uint64_t end = offset + data.size();
+  const std::uint64_t first_page = offset / page_size_;
+  const std::uint64_t last_page = (end - 1) / page_size_;
+  counters_.written_pages += last_page - first_page + 1;
+
+  if (options_.write_mode == WriteMode::write_around) {
+    // The cached copies leave first, durably: a cut after the backing write must not find them.
+    FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
+    if (Status s = backing.write(offset, data); !s.is_ok()) {
+      ++counters_.backing_errors;
+      return s;
+    }
+    file.size_bytes = std::max(file.size_bytes.load(), end);
+    FLASHDIR_TRY(note_own_change(file, backing));
+    return data.size();
+  }
+
+  // Write-through: the backing file first, then the cache.
+  if (Status s = backing.write(offset, data); !s.is_ok()) {
+    ++counters_.backing_errors;
+    // What the backing file now holds in that range is unknown: the cache must not answer for it.
+    FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
+    return s;
+  }
+  const std::uint64_t new_size = std::max(file.size_bytes.load(), end);
+  file.size_bytes = new_size;
+  FLASHDIR_TRY(note_own_change(file, backing));
+  const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
+                     file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;
+
+  // The new contents of every page the write touches: a page it covers whole (up to the end of
+  // the file) is taken as written; one it covers in part is patched if cached, else left out.
+  const auto page_count = static_cast<std::size_t>(last_page - first_page + 1);
+  thread_local std::vector<std::uint8_t> pages;
+  pages.assign(page_count * page_size_, 0);
+  std::vector<bool> keep(page_count, false);
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  for (std::size_t i = 0; i < page_count; ++i) {
+    const std::uint64_t page = first_page + i;
+    const std::uint64_t page_start = page * page_size_;
+    const bool whole = offset <= page_start && end >= std::min(page_start + page_size_, new_size);
+    const ByteSpan bytes = ByteSpan(pages).subspan(i * page_size_, page_size_);
+    if (!whole) {
+      auto cached = read_cached_run(file.file_id, page, 1, bytes);
+      if (!cached.is_ok()) return cached.status();
+      if (*cached == 0) continue;  // not cached (or corrupt, and now dropped)
+    }
+    const std::uint64_t from = std::max(offset, page_start);
+    const std::uint64_t to = std::min(end, page_start + page_size_);
+    std::memcpy(bytes.data() + (from - page_start), data.data() + (from - offset), to - from);
+    keep[i] = true;
+  }
+  for (std::size_t i = 0; i < page_count;) {
+    if (!keep[i]) {
+      ++i;
+      continue;
+    }
+    std::size_t stop = i;
+    while (stop < page_count && keep[stop]) ++stop;
+    if (!admit) counters_.cutoff_bypassed_pages += stop - i;
+    FLASHDIR_TRY(store_pages(file.file_id, first_page + i, static_cast<std::uint32_t>(stop - i),
+                             ConstByteSpan(pages).subspan(i * page_size_, (stop - i) * page_size_), admit));
+    i = stop;
+  }
+  return data.size();
+}
+
+Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  std::unique_lock file_lock(file.lock);
+  // Pages from the one holding the new end on are dropped first (durably): after a cut the
+  // cache must not bring back bytes beyond an end the backing file may already have.
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    FLASHDIR_TRY(drop_file_pages(file.file_id, size_bytes / page_size_));
+  }
+  if (Status s = (*open)->backing->truncate(size_bytes); !s.is_ok()) {
+    ++counters_.backing_errors;
+    return s;
+  }
+  file.size_bytes = size_bytes;
+  return note_own_change(file, *(*open)->backing);
+}
+
+Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
+  auto identity = backing.stat();
+  if (!identity.is_ok()) {
+    ++counters_.backing_errors;
+    return identity.status();
+  }
+  file.expected = *identity;
+  return Status::ok();
+}
+
+Status EngineCore::fsync(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  std::unique_lock file_lock((*open)->file->lock);
+  // Write-through and write-around: every byte written is in the backing file already.
+  if (Status s = (*open)->backing->sync(); !s.is_ok()) {
+    ++counters_.backing_errors;
+    return s;
+  }
+  return Status::ok();
+}
+
+Status EngineCore::close() {
+  std::lock_guard names(namespace_mutex_);
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  closed_ = true;
+  if (Status s = ftl_.flush(); !s.is_ok()) return fail(s);
+  if (Status s = store_->close_clean(); !s.is_ok()) return fail(s);
+  return Status::ok();
+}
+
+// ---- slots (cache_mutex_ held) ----
+
+Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
+                                                  ByteSpan out) {
+  const SlotIndex* first = slots_.find({file_id, page});
+  if (first == nullptr) return std::uint32_t{0};
+  const SlotIndex slot = *first;
+  std::uint32_t run = 1;
+  while (run < max_pages && slot + run < slots_.capacity()) {
+    const SlotIndex* next = slots_.find({file_id, page + run});
+    if (next == nullptr || *next != slot + run) break;
+    ++run;
+  }
+  Status read = ftl_.read(layout_.data_lpn(slot), run, out.first(std::size_t{run} * page_size_));
+  if (read.code() == StatusCode::corruption) {
+    // Page by page, to keep what is good; a page that fails is dropped and read from the backing
+    // file by the caller. Its bytes are never served.
+    for (std::uint32_t i = 0; i < run; ++i) {
+      Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
+      if (one.code() == StatusCode::corruption) {
+        ++counters_.corrupt_pages;
+        FLASHDIR_TRY(drop_slots({slot + i}));
+        run = i;
+        break;
+      }
+      if (!one.is_ok()) return fail(one);
+    }
+  } else if (!read.is_ok()) {
+    return fail(read);
+  }
+  for (std::uint32_t i = 0; i < run; ++i) slots_.reference(slot + i);
+  return run;
+}
+
+std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
+  std::uint32_t run = 0;
+  while (run < max_pages && slots_.find({file_id, page + run}) == nullptr) ++run;
+  return run;
+}
+
+Status EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
+                               ConstByteSpan data, bool admit_new) {
+  // Never more new pages at once than half the cache: the rest of it must stay evictable.
+  const std::uint32_t limit = std::max<std::uint32_t>(1, slots_.capacity() / 2);
+  std::vector<SlotWrite> writes;
+  std::vector<std::uint32_t> pieces;  // which page of `data` each write carries
+  absl::flat_hash_set<SlotIndex> in_batch;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SlotKey key{file_id, first_page + i};
+    if (const SlotIndex* cached = slots_.find(key)) {
+      writes.push_back({*cached, SlotEntry{file_id, key.page_no, false}});
+      in_batch.insert(*cached);
+    } else {
+      if (!admit_new || writes.size() >= limit) continue;
+      // The hand passes over the slots this batch writes (fewer than half the cache).
+      SlotIndex slot = slots_.next_for_insert();
+      while (in_batch.contains(slot)) slot = slots_.next_for_insert();
+      in_batch.insert(slot);
+      if (slots_.occupied(slot)) {
+        // The CLOCK victim: its drop reaches the chip with the page's next write (a cut before
+        // brings back a page that is still correct).
+        FLASHDIR_TRY(store_->drop({{slot}}, Durability::buffered));
+        slots_.remove(slot);
+        ++counters_.evicted_pages;
+      }
+      slots_.insert(slot, key);
+      writes.push_back({slot, SlotEntry{file_id, key.page_no, false}});
+      ++counters_.admitted_pages;
+    }
+    pieces.push_back(i);
+  }
+  // One FTL write per run of consecutive slots.
+  std::size_t start = 0;
+  std::vector<std::uint8_t> run_data;
+  while (start < writes.size()) {
+    std::size_t stop = start + 1;
+    while (stop < writes.size() && stop - start < kMaxRunPages && writes[stop].slot == writes[stop - 1].slot + 1 &&
+           pieces[stop] == pieces[stop - 1] + 1)
+      ++stop;
+    const auto run = static_cast<std::uint32_t>(stop - start);
+    const std::span<const SlotWrite> batch(writes.data() + start, run);
+    ConstByteSpan bytes = data.subspan(std::size_t{pieces[start]} * page_size_, std::size_t{run} * page_size_);
+    std::vector<SlotIndex> run_slots;
+    for (const SlotWrite& w : batch) run_slots.push_back(w.slot);
+    if (Status s = store_->before_data_write(batch); !s.is_ok()) return fail(s);
+    auto seq = ftl_.write(layout_.data_lpn(batch.front().slot), run, bytes);
+    if (!seq.is_ok()) return fail(seq.status());
+    if (Status s = store_->after_data_write(run_slots, *seq); !s.is_ok()) return fail(s);
+    store_->on_durable(ftl_.durable_seq());
+    start = stop;
+  }
+  return Status::ok();
+}
+
+Status EngineCore::drop_slots(const std::vector<SlotIndex>& slots) {
+  if (slots.empty()) return Status::ok();
+  if (Status s = store_->drop(slots, Durability::forced); !s.is_ok()) return fail(s);
+  for (SlotIndex slot : slots) slots_.remove(slot);
+  return Status::ok();
+}
+
+Status EngineCore::drop_file_pages(std::uint64_t file_id, std::uint64_t from_page) {
+  return drop_slots(slots_.slots_of(file_id, from_page));
+}
+
+Status EngineCore::drop_range(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t last_page) {
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  std::vector<SlotIndex> covered;
+  for (std::uint64_t page = first_page; page <= last_page; ++page)
+    if (const SlotIndex* slot = slots_.find({file_id, page})) covered.push_back(*slot);
+  return drop_slots(covered);
+}
+
+bool EngineCore::promoted(std::uint64_t file_id, std::uint64_t page) {
+  if (options_.promote_after_misses <= 1) return true;
+  std::lock_guard cache(cache_mutex_);
+  if (miss_counts_.size() >= options_.promotion_table_entries) miss_counts_.clear();
+  std::uint32_t& misses = miss_counts_[SlotKey{file_id, page}];
+  if (++misses < options_.promote_after_misses) {
+    ++counters_.not_promoted_pages;
+    return false;
+  }
+  miss_counts_.erase(SlotKey{file_id, page});
+  return true;
+}
+
+Status EngineCore::fail(Status status) {
+  if (failed_.is_ok()) failed_ = status.with_context("the cache engine stopped");
+  return failed_;
+}
+
+Status EngineCore::check_alive() const {
+  if (closed_) return Status::invalid_argument("the cache engine is closed");
+  return failed_;
+}
+
+// ---- stats ----
+
+EngineStats EngineCore::stats() const {
+  EngineStats s;
+  s.read_requests = counters_.read_requests;
+  s.read_hit_pages = counters_.read_hit_pages;
+  s.read_miss_pages = counters_.read_miss_pages;
+  s.read_ahead_pages = counters_.read_ahead_pages;
+  s.write_requests = counters_.write_requests;
+  s.written_pages = counters_.written_pages;
+  s.admitted_pages = counters_.admitted_pages;
+  s.cutoff_bypassed_pages = counters_.cutoff_bypassed_pages;
+  s.not_promoted_pages = counters_.not_promoted_pages;
+  s.evicted_pages = counters_.evicted_pages;
+  s.corrupt_pages = counters_.corrupt_pages;
+  s.stale_drops = counters_.stale_drops;
+  s.backing_errors = counters_.backing_errors;
+  s.restart = restart_;
+  {
+    std::shared_lock handles(handles_mutex_);
+    s.open_files = handles_.size();
+  }
+  std::lock_guard cache(cache_mutex_);
+  s.capacity_pages = slots_.capacity();
+  s.cached_pages = slots_.used();
+  const MetadataCounters meta = store_->counters();
+  s.metadata_writes = meta.metadata_writes;
+  s.metadata_entries_written = meta.entries_written;
+  s.ram_index_bytes = slots_.ram_bytes() + std::size_t{slots_.capacity()} * MetadataStore::kRamBytesPerSlot;
+  s.ram_bytes_per_cached_page =
+      s.capacity_pages == 0 ? 0 : static_cast<double>(s.ram_index_bytes) / static_cast<double>(s.capacity_pages);
+  return s;
+}
+
+}  // namespace flashdir::cache

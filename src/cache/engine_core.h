@@ -1,0 +1,108 @@
+// The engine's implementation behind cache::Engine (include/flashdir/cache/engine.h says what
+// each call does; doc/cache.md how).
+//
+// Locks, taken only in this order:
+//   namespace_mutex_   opens, releases, renames, unlinks, close: the catalog and the open-file
+//                      maps change together
+//   FileState::lock    per file: shared for reads, exclusive for writes, truncates, fsyncs
+//   cache_mutex_       the slot table, the FTL and the metadata store; held for slot work and
+//                      chip I/O, never across backing I/O
+//   handles_mutex_     the handle map only (leaf)
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "cache/file_state.h"
+#include "cache/meta/metadata_store.h"
+#include "cache/slot_table.h"
+#include "flashdir/cache/engine.h"
+
+namespace flashdir::cache {
+
+class EngineCore {
+ public:
+  static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
+                                                  const EngineOptions& options);
+
+  Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
+  Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
+  Result<std::size_t> write(FileHandle handle, std::uint64_t offset, ConstByteSpan data);
+  Status truncate(FileHandle handle, std::uint64_t size_bytes);
+  Status fsync(FileHandle handle);
+  Status release(FileHandle handle);
+  Status rename(std::string_view from, std::string_view to);
+  Status unlink(std::string_view relative_path);
+  Status close();
+  EngineStats stats() const;
+
+  BackingStore& backing() { return backing_; }
+
+ private:
+  EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
+             const SlotLayout& layout);
+
+  struct Counters {
+    std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
+        write_requests{0}, written_pages{0}, admitted_pages{0}, cutoff_bypassed_pages{0}, not_promoted_pages{0},
+        evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0};
+  };
+
+  Status recover(const RecoveredSlots& recovered);
+  Result<OpenHandle*> handle_of(FileHandle handle);
+  Status refresh_after_rename(std::string_view to);
+  // Checks the backing file against the catalog; a changed file loses its pages durably first.
+  Result<std::uint64_t> validate(std::string_view relative_path, const BackingIdentity& identity);
+
+  // After the engine changed the backing file: the attributes the next validation expects.
+  Status note_own_change(FileState& file, BackingFile& backing);
+  // Under cache_mutex_: copies the cached run starting at `page` into `out` (page-sized
+  // pieces); returns the pages served (0: `page` is not cached). Corrupt pages are dropped.
+  Result<std::uint32_t> read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
+                                        ByteSpan out);
+  // Under cache_mutex_: pages from `page` on that are not cached, up to `max_pages`.
+  std::uint32_t missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const;
+  // Under cache_mutex_: puts `count` pages of data (page-sized pieces) into the cache: cached
+  // pages are rewritten in place, the others take new slots (evicting by CLOCK).
+  Status store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count, ConstByteSpan data,
+                     bool admit_new);
+  // Under cache_mutex_: drops the slots (forced: the drop is on the chip when this returns).
+  Status drop_slots(const std::vector<SlotIndex>& slots);
+  Status drop_file_pages(std::uint64_t file_id, std::uint64_t from_page);
+  // Drops the cached copies of pages [first_page, last_page] of a file.
+  Status drop_range(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t last_page);
+  bool promoted(std::uint64_t file_id, std::uint64_t page);
+  // The engine stops after an FTL failure (a power cut): every later call returns it.
+  Status fail(Status status);
+  Status check_alive() const;
+
+  Ftl& ftl_;
+  Catalog& catalog_;
+  BackingStore& backing_;
+  const EngineOptions options_;
+  const SlotLayout layout_;
+  const std::uint32_t page_size_;
+
+  std::mutex namespace_mutex_;
+  absl::flat_hash_map<std::string, std::shared_ptr<FileState>> open_files_;  // by path
+
+  mutable std::mutex cache_mutex_;
+  std::unique_ptr<MetadataStore> store_;
+  SlotTable slots_;
+  absl::flat_hash_map<SlotKey, std::uint32_t> miss_counts_;  // promotion; guarded by cache_mutex_
+  Status failed_;                                              // guarded by cache_mutex_
+  bool closed_ = false;                                        // guarded by cache_mutex_
+
+  mutable std::shared_mutex handles_mutex_;
+  absl::flat_hash_map<std::uint64_t, std::unique_ptr<OpenHandle>> handles_;
+  std::uint64_t next_handle_ = 1;
+
+  Counters counters_;
+  RestartReport restart_;
+};
+
+}  // namespace flashdir::cache

@@ -1,0 +1,54 @@
+// What the engine keeps per backing file while it is open through it, and per open handle.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "flashdir/cache/backing_store.h"
+
+namespace flashdir::cache {
+
+// Tells a sequential stream from random access: bytes read (or written) back to back so far.
+class SequentialStream {
+ public:
+  // Records an access; returns the length of the stream it belongs to, this access included.
+  std::uint64_t note(std::uint64_t offset, std::uint64_t length) {
+    std::lock_guard lock(mutex_);
+    run_bytes_ = offset == next_offset_ ? run_bytes_ + length : length;
+    next_offset_ = offset + length;
+    return run_bytes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::uint64_t next_offset_ = UINT64_MAX;
+  std::uint64_t run_bytes_ = 0;
+};
+
+struct FileState {
+  std::uint64_t file_id = 0;
+  std::string path;  // relative to the backing root; guarded by the engine's namespace lock
+  // The engine's lock order, level 1: shared for reads, exclusive for everything that changes
+  // the file's bytes or size.
+  std::shared_mutex lock;
+  std::atomic<std::uint64_t> size_bytes{0};  // the backing file's size as the engine made it
+  // The backing file's attributes as the engine last left them (at open, after each of its own
+  // writes and truncates); guarded by `lock`. At the last release a file that differs was
+  // changed behind the engine's back.
+  BackingIdentity expected;
+  int open_handles = 0;      // guarded by the namespace lock
+  bool unlinked = false;     // guarded by the namespace lock: gone from the catalog, pages dropped at the last release
+  SequentialStream read_stream;
+  SequentialStream write_stream;
+};
+
+struct OpenHandle {
+  std::shared_ptr<FileState> file;
+  std::unique_ptr<BackingFile> backing;
+};
+
+}  // namespace flashdir::cache

@@ -1,0 +1,75 @@
+// A cache directory opened for the engine: the same checks and order as every tool (the
+// superblock, the image against it, the clean flag down before anything changes), then the
+// FTL, the catalog and the engine; closed in the reverse order with the clean flag last.
+#include <spdlog/spdlog.h>
+
+#include "flashdir/cache/engine.h"
+#include "flashdir/cache_dir.h"
+#include "flashdir/clock.h"
+#include "flashdir/nand/page_store.h"
+#include "flashdir/nand/simulated_chip.h"
+
+namespace flashdir::cache {
+
+struct MountedCache::Parts {
+  CacheDirPaths paths;
+  format::Superblock superblock;
+  std::unique_ptr<BackingStore> backing;
+  std::shared_ptr<PageStore> image;
+  SimClock clock;
+  std::unique_ptr<SimulatedChip> chip;
+  std::unique_ptr<Ftl> ftl;
+  std::unique_ptr<Catalog> catalog;
+  bool closed = false;
+
+  explicit Parts(const std::filesystem::path& dir) : paths(dir) {}
+};
+
+Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::path& cache_dir,
+                                                         std::unique_ptr<BackingStore> backing,
+                                                         const EngineOptions& options) {
+  auto parts = std::make_unique<Parts>(cache_dir);
+  parts->backing = std::move(backing);
+  auto sb = read_superblock_file(parts->paths.superblock);
+  if (!sb.is_ok()) return sb.status();
+  parts->superblock = sb->superblock;
+  auto header = read_image_header(parts->paths.image);
+  if (!header.is_ok()) return header.status();
+  FLASHDIR_TRY(check_image_matches(parts->paths.image, header.value(), parts->superblock));
+  auto image = open_image_store(parts->paths.image, ImageAccess::read_write);
+  if (!image.is_ok()) return image.status();
+  parts->image = std::move(image.value());
+  auto catalog = Catalog::open(parts->paths.catalog, Catalog::Access::read_write);
+  if (!catalog.is_ok()) return catalog.status();
+  parts->catalog = std::move(catalog.value());
+
+  parts->superblock.clean_shutdown = false;
+  FLASHDIR_TRY(update_superblock_file(parts->paths.superblock, parts->superblock));
+  parts->chip = std::make_unique<SimulatedChip>(parts->image, parts->superblock.latency, parts->clock);
+  auto ftl = Ftl::open(*parts->chip, parts->clock, ftl_options(parts->superblock));
+  if (!ftl.is_ok()) return ftl.status();
+  parts->ftl = std::move(ftl.value());
+  auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options);
+  if (!engine.is_ok()) return engine.status();
+  return std::unique_ptr<MountedCache>(new MountedCache(std::move(parts), std::move(engine.value())));
+}
+
+MountedCache::MountedCache(std::unique_ptr<Parts> parts, std::unique_ptr<Engine> engine)
+    : parts_(std::move(parts)), engine_(std::move(engine)) {}
+
+MountedCache::~MountedCache() {
+  if (parts_->closed) return;
+  if (Status s = close(); !s.is_ok()) spdlog::error("closing the cache {}: {}", parts_->paths.dir.string(), s.to_string());
+}
+
+Ftl& MountedCache::ftl() { return *parts_->ftl; }
+
+Status MountedCache::close() {
+  parts_->closed = true;
+  FLASHDIR_TRY(engine_->close());
+  FLASHDIR_TRY(parts_->ftl->close());
+  parts_->superblock.clean_shutdown = true;
+  return update_superblock_file(parts_->paths.superblock, parts_->superblock);
+}
+
+}  // namespace flashdir::cache

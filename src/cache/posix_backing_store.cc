@@ -1,0 +1,169 @@
+// The backing store on a real directory. Every path is resolved one component at a time with
+// openat(O_NOFOLLOW) below a directory descriptor of the root, so that neither a symlink nor
+// ".." in the backing tree can lead the cache outside it.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "flashdir/cache/backing_store.h"
+#include "flashdir/file_io.h"
+
+namespace flashdir::cache {
+namespace {
+
+Status errno_status(int error, std::string_view what, std::string_view path) {
+  std::string message = fmt::format("{} {}: {}", what, path, std::strerror(error));
+  if (error == ENOENT) return Status::not_found(std::move(message));
+  if (error == ELOOP || error == ENOTDIR || error == EISDIR || error == EINVAL)
+    return Status::invalid_argument(std::move(message));
+  if (error == ENOSPC || error == EDQUOT) return Status::no_space(std::move(message));
+  return Status::io_error(std::move(message));
+}
+
+BackingIdentity identity_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
+class PosixBackingFile final : public BackingFile {
+ public:
+  PosixBackingFile(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+
+  Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return errno_status(errno, "reading", path_);
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+
+  Status write(std::uint64_t offset, ConstByteSpan data) override {
+    std::size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::pwrite(fd_.get(), data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return errno_status(errno, "writing", path_);
+      done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+
+  Status truncate(std::uint64_t size_bytes) override {
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size_bytes)) != 0) return errno_status(errno, "truncating", path_);
+    return Status::ok();
+  }
+
+  Status sync() override {
+    if (::fdatasync(fd_.get()) != 0) return errno_status(errno, "syncing", path_);
+    return Status::ok();
+  }
+
+  Result<BackingIdentity> stat() override {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0) return errno_status(errno, "stat of", path_);
+    return identity_of(st);
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+};
+
+// Splits "a/b/c" into its components; refuses empty, absolute and dot components.
+Result<std::vector<std::string>> components_of(std::string_view path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t slash = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..")
+      return Status::invalid_argument(fmt::format("backing path '{}' is not a plain relative path", path));
+    parts.emplace_back(part);
+    start = slash + 1;
+  }
+  return parts;
+}
+
+class PosixBackingStore final : public BackingStore {
+ public:
+  explicit PosixBackingStore(UniqueFd root) : root_(std::move(root)) {}
+
+  Result<std::unique_ptr<BackingFile>> open(std::string_view relative_path) override {
+    auto parent = parent_of(relative_path);
+    if (!parent.is_ok()) return parent.status();
+    const std::string& name = parent->second;
+    int fd = ::openat(parent->first.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
+      fd = ::openat(parent->first.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno_status(errno, "opening", relative_path);
+    UniqueFd file(fd);
+    struct stat st {};
+    if (::fstat(file.get(), &st) != 0) return errno_status(errno, "stat of", relative_path);
+    if (!S_ISREG(st.st_mode))
+      return Status::invalid_argument(fmt::format("backing path '{}' is not a regular file", relative_path));
+    return std::unique_ptr<BackingFile>(std::make_unique<PosixBackingFile>(std::move(file), std::string(relative_path)));
+  }
+
+  Status rename(std::string_view from, std::string_view to) override {
+    auto source = parent_of(from);
+    if (!source.is_ok()) return source.status();
+    auto target = parent_of(to);
+    if (!target.is_ok()) return target.status();
+    if (::renameat(source->first.get(), source->second.c_str(), target->first.get(), target->second.c_str()) != 0)
+      return errno_status(errno, "renaming", from);
+    return Status::ok();
+  }
+
+  Status unlink(std::string_view relative_path) override {
+    auto parent = parent_of(relative_path);
+    if (!parent.is_ok()) return parent.status();
+    if (::unlinkat(parent->first.get(), parent->second.c_str(), 0) != 0)
+      return errno_status(errno, "removing", relative_path);
+    return Status::ok();
+  }
+
+ private:
+  // The directory holding the last component (opened without following any symlink) and the
+  // last component's name.
+  Result<std::pair<UniqueFd, std::string>> parent_of(std::string_view relative_path) const {
+    auto parts = components_of(relative_path);
+    if (!parts.is_ok()) return parts.status();
+    UniqueFd dir(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!dir.valid()) return errno_status(errno, "duplicating the backing root for", relative_path);
+    for (std::size_t i = 0; i + 1 < parts->size(); ++i) {
+      UniqueFd next(::openat(dir.get(), (*parts)[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!next.valid()) return errno_status(errno, "resolving", relative_path);
+      dir = std::move(next);
+    }
+    return std::pair<UniqueFd, std::string>(std::move(dir), std::move(parts->back()));
+  }
+
+  UniqueFd root_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesystem::path& root) {
+  UniqueFd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return errno_status(errno, "opening the backing directory", root.string());
+  return std::unique_ptr<BackingStore>(std::make_unique<PosixBackingStore>(std::move(fd)));
+}
+
+std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path) {
+  return std::make_unique<PosixBackingFile>(UniqueFd(fd), std::string(relative_path));
+}
+
+}  // namespace flashdir::cache

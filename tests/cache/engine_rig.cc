@@ -1,0 +1,100 @@
+#include "engine_rig.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
+
+namespace flashdir::testing {
+
+EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format::RamPolicy ram)
+    : options_(options),
+      backing_dir_(dir_ / "backing"),
+      geometry_(small_ftl_geometry(blocks)),
+      chip_(Backend::memory, geometry_),
+      ftl_options_(small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy, ram)) {
+  std::filesystem::create_directory(backing_dir_);
+  ftl_options_.ram.budget_bytes = 4096;
+  auto ftl = Ftl::format(chip_.chip(), chip_.clock(), ftl_options_);
+  REQUIRE(ftl.is_ok());
+  ftl_ = std::move(ftl).value();
+  auto catalog = Catalog::create(dir_ / "catalog");
+  REQUIRE(catalog.is_ok());
+  catalog_ = std::move(catalog).value();
+  auto backing = cache::open_posix_backing_store(backing_dir_);
+  REQUIRE(backing.is_ok());
+  backing_ = std::move(backing).value();
+  const Status opened = open_engine();
+  INFO(opened.to_string());
+  REQUIRE(opened.is_ok());
+}
+
+EngineRig::~EngineRig() {
+  if (engine_ != nullptr) static_cast<void>(engine_->close());
+}
+
+Status EngineRig::open_engine() {
+  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options_);
+  if (!engine.is_ok()) return engine.status();
+  engine_ = std::move(engine).value();
+  return Status::ok();
+}
+
+void EngineRig::put(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
+  std::ofstream out(backing_dir_ / name, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+std::vector<std::uint8_t> EngineRig::get(const std::string& name) const {
+  std::ifstream in(backing_dir_ / name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::uint8_t> EngineRig::read_through(const std::string& name, std::uint64_t offset, std::size_t length) {
+  auto file = engine_->open_file(name);
+  INFO(file.status().to_string());
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> bytes(length);
+  auto got = engine_->read(*file, offset, bytes);
+  INFO(got.status().to_string());
+  REQUIRE(got.is_ok());
+  bytes.resize(*got);
+  REQUIRE(engine_->release(*file).is_ok());
+  return bytes;
+}
+
+Status EngineRig::power_cycle() {
+  engine_.reset();
+  ftl_.reset();
+  chip_.reopen();
+  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
+  if (!ftl.is_ok()) return ftl.status();
+  ftl_ = std::move(ftl).value();
+  return open_engine();
+}
+
+Status EngineRig::restart() { return reopen_with(options_); }
+
+Status EngineRig::reopen_with(const cache::EngineOptions& options) {
+  FLASHDIR_TRY(engine_->close());
+  engine_.reset();
+  FLASHDIR_TRY(ftl_->close());
+  ftl_.reset();
+  chip_.reopen();
+  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
+  if (!ftl.is_ok()) return ftl.status();
+  ftl_ = std::move(ftl).value();
+  options_ = options;
+  return open_engine();
+}
+
+std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset) {
+  std::vector<std::uint8_t> bytes(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t at = first_offset + i;
+    bytes[i] = static_cast<std::uint8_t>((at * 131 + tag * 7 + (at >> 9) * 13) ^ (tag >> 3));
+  }
+  return bytes;
+}
+
+}  // namespace flashdir::testing

@@ -1,0 +1,58 @@
+// An engine over a small FTL on a memory chip, a catalog and a backing directory in a temporary
+// directory, with the means to power-cycle it (the chip loses its RAM, the engine is dropped
+// without closing) and to reopen it cleanly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flashdir/cache/engine.h"
+#include "ftl/ftl_harness.h"
+#include "support/temp_dir.h"
+#include "support/test_chip.h"
+
+namespace flashdir::testing {
+
+class EngineRig {
+ public:
+  explicit EngineRig(cache::EngineOptions options = {}, std::uint64_t blocks = 64,
+                     format::RamPolicy ram = format::RamPolicy::tree);
+  ~EngineRig();
+
+  cache::Engine& engine() { return *engine_; }
+  std::uint32_t page_size() const { return geometry_.page_size_bytes; }
+  std::filesystem::path backing_path(const std::string& name) const { return backing_dir_ / name; }
+
+  // Files in the backing directory, written and read behind the engine's back.
+  void put(const std::string& name, const std::vector<std::uint8_t>& bytes) const;
+  std::vector<std::uint8_t> get(const std::string& name) const;
+
+  // Opens `name` through the engine, reads [offset, offset + length) and releases it.
+  std::vector<std::uint8_t> read_through(const std::string& name, std::uint64_t offset, std::size_t length);
+
+  // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens.
+  Status power_cycle();
+  // A clean close and reopen.
+  Status restart();
+  Status reopen_with(const cache::EngineOptions& options);
+
+ private:
+  Status open_engine();
+
+  cache::EngineOptions options_;
+  TempDir dir_;
+  std::filesystem::path backing_dir_;
+  Geometry geometry_;
+  TestChip chip_;
+  FtlOptions ftl_options_;
+  std::unique_ptr<Ftl> ftl_;
+  std::unique_ptr<Catalog> catalog_;
+  std::unique_ptr<cache::BackingStore> backing_;
+  std::unique_ptr<cache::Engine> engine_;
+};
+
+// `count` bytes of a pattern that names `tag` and each byte's offset: no two tags agree.
+std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset = 0);
+
+}  // namespace flashdir::testing

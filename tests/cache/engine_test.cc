@@ -1,0 +1,318 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <catch2/catch.hpp>
+
+#include "cache/meta/metadata_store.h"
+#include "engine_rig.h"
+
+using flashdir::cache::EngineOptions;
+using flashdir::cache::MetadataScheme;
+using flashdir::cache::WriteMode;
+using flashdir::testing::EngineRig;
+using flashdir::testing::pattern;
+
+namespace {
+
+std::vector<std::uint8_t> slice(const std::vector<std::uint8_t>& bytes, std::size_t from, std::size_t count) {
+  return {bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.begin() + static_cast<std::ptrdiff_t>(from + count)};
+}
+
+}  // namespace
+
+TEST_CASE("a read miss answers from the backing file and the next read of it hits") {
+  EngineRig rig;
+  const auto bytes = pattern(1, 20 * rig.page_size() + 100);
+  rig.put("f", bytes);
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+  const auto first = rig.engine().stats();
+  CHECK(first.read_miss_pages == 21);
+  CHECK(first.read_hit_pages == 0);
+  CHECK(first.cached_pages == 21);
+
+  // Unaligned reads inside, across pages and past the end.
+  CHECK(rig.read_through("f", 700, 3000) == slice(bytes, 700, 3000));
+  CHECK(rig.read_through("f", bytes.size() - 50, 4096) == slice(bytes, bytes.size() - 50, 50));
+  CHECK(rig.read_through("f", bytes.size() + 10, 10).empty());
+  const auto later = rig.engine().stats();
+  CHECK(later.read_miss_pages == 21);
+  CHECK(later.read_hit_pages > 0);
+}
+
+TEST_CASE("read-ahead admits the pages after a miss, up to the end of the file") {
+  EngineOptions options;
+  options.read_ahead_pages = 4;
+  EngineRig rig(options);
+  const auto bytes = pattern(2, 10 * rig.page_size());
+  rig.put("f", bytes);
+  CHECK(rig.read_through("f", 0, 10) == slice(bytes, 0, 10));
+  CHECK(rig.engine().stats().cached_pages == 5);
+  CHECK(rig.engine().stats().read_ahead_pages == 4);
+  CHECK(rig.read_through("f", 8 * rig.page_size(), 2 * rig.page_size()) == slice(bytes, 8 * rig.page_size(), 2 * rig.page_size()));
+  CHECK(rig.engine().stats().cached_pages == 7);  // pages 8 and 9: the file ends there
+}
+
+TEST_CASE("write-through writes the backing file and keeps the cache in step, partial pages included") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(3, 6 * P);
+  rig.put("f", model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);  // everything cached
+
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto update = pattern(4, P + 300);
+  REQUIRE(rig.engine().write(*file, P / 2, update).is_ok());  // half a page, a whole one, a piece
+  std::copy(update.begin(), update.end(), model.begin() + P / 2);
+  const auto extension = pattern(5, 2 * P + 10);
+  REQUIRE(rig.engine().write(*file, model.size() + P, extension).is_ok());  // a hole, then new pages
+  model.resize(model.size() + P, 0);
+  model.insert(model.end(), extension.begin(), extension.end());
+  REQUIRE(rig.engine().release(*file).is_ok());
+
+  CHECK(rig.get("f") == model);
+  const auto misses = rig.engine().stats().read_miss_pages;
+  CHECK(rig.read_through("f", 0, model.size() + 5) == model);
+  // The rewritten pages were updated in the cache; the new whole pages were admitted.
+  CHECK(rig.engine().stats().read_miss_pages - misses <= 2);
+}
+
+TEST_CASE("write-around drops the cached pages it covers and writes only the backing file") {
+  EngineOptions options;
+  options.write_mode = WriteMode::write_around;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(6, 8 * P);
+  rig.put("f", model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+  CHECK(rig.engine().stats().cached_pages == 8);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto update = pattern(7, 2 * P);
+  REQUIRE(rig.engine().write(*file, 2 * P + 1, update).is_ok());
+  std::copy(update.begin(), update.end(), model.begin() + 2 * P + 1);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.engine().stats().cached_pages == 5);
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+}
+
+TEST_CASE("a full cache evicts by CLOCK and never exceeds its capacity") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  const auto capacity = rig.engine().stats().capacity_pages;
+  const auto bytes = pattern(8, (capacity * 2 + 7) * P);
+  rig.put("big", bytes);
+  for (int pass = 0; pass < 2; ++pass) CHECK(rig.read_through("big", 0, bytes.size()) == bytes);
+  const auto stats = rig.engine().stats();
+  CHECK(stats.cached_pages <= capacity);
+  CHECK(stats.evicted_pages > 0);
+  CHECK(rig.read_through("big", 3 * P + 5, 9 * P) == slice(bytes, 3 * P + 5, 9 * P));
+}
+
+TEST_CASE("a file changed behind the cache is read fresh at its next open, a same-size rewrite with the old mtime included") {
+  EngineRig rig;
+  const auto old_bytes = pattern(9, 5 * rig.page_size());
+  rig.put("f", old_bytes);
+  CHECK(rig.read_through("f", 0, old_bytes.size()) == old_bytes);
+  struct stat before {};
+  REQUIRE(::stat(rig.backing_path("f").c_str(), &before) == 0);
+
+  const auto new_bytes = pattern(10, old_bytes.size());
+  rig.put("f", new_bytes);
+  // Same size, and the modification time put back: only the change time tells.
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, rig.backing_path("f").c_str(), times, 0) == 0);
+  CHECK(rig.read_through("f", 0, new_bytes.size()) == new_bytes);
+  CHECK(rig.engine().stats().stale_drops == 1);
+}
+
+TEST_CASE("a file changed behind the cache while open loses its pages at the last release") {
+  EngineRig rig;
+  const auto old_bytes = pattern(11, 3 * rig.page_size());
+  rig.put("f", old_bytes);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> buffer(old_bytes.size());
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());
+  const auto new_bytes = pattern(12, old_bytes.size());
+  rig.put("f", new_bytes);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.read_through("f", 0, new_bytes.size()) == new_bytes);
+}
+
+TEST_CASE("truncate drops the pages past the new end; growing again reads zeros") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(13, 6 * P);
+  rig.put("f", model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  REQUIRE(rig.engine().truncate(*file, 2 * P + 17).is_ok());
+  REQUIRE(rig.engine().truncate(*file, 5 * P).is_ok());
+  REQUIRE(rig.engine().release(*file).is_ok());
+  model.resize(2 * P + 17);
+  model.resize(5 * P, 0);
+  CHECK(rig.get("f") == model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+}
+
+TEST_CASE("renamed files keep their pages; unlinked ones lose them") {
+  EngineRig rig;
+  const auto a = pattern(14, 4 * rig.page_size());
+  const auto b = pattern(15, 4 * rig.page_size());
+  rig.put("a", a);
+  rig.put("b", b);
+  CHECK(rig.read_through("a", 0, a.size()) == a);
+  CHECK(rig.read_through("b", 0, b.size()) == b);
+  REQUIRE(rig.engine().rename("a", "b").is_ok());  // b is replaced: its pages go
+  CHECK(rig.engine().stats().cached_pages == 4);
+  const auto misses = rig.engine().stats().read_miss_pages;
+  CHECK(rig.read_through("b", 0, a.size()) == a);
+  CHECK(rig.engine().stats().read_miss_pages == misses);
+  REQUIRE(rig.engine().unlink("b").is_ok());
+  CHECK(rig.engine().stats().cached_pages == 0);
+  CHECK_FALSE(std::filesystem::exists(rig.backing_path("b")));
+}
+
+TEST_CASE("an unlinked open file is still served, and a new file of its name is a new file") {
+  EngineRig rig;
+  const auto old_bytes = pattern(16, 3 * rig.page_size());
+  rig.put("f", old_bytes);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> buffer(old_bytes.size());
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());
+  REQUIRE(rig.engine().unlink("f").is_ok());
+  const auto new_bytes = pattern(17, 3 * rig.page_size());
+  rig.put("f", new_bytes);
+  CHECK(rig.read_through("f", 0, new_bytes.size()) == new_bytes);
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());
+  CHECK(buffer == old_bytes);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.read_through("f", 0, new_bytes.size()) == new_bytes);
+}
+
+TEST_CASE("sequential cutoffs and promotion keep pages out of the cache") {
+  SECTION("a read stream past its cutoff is not admitted") {
+    EngineOptions options;
+    options.read_ahead_pages = 0;
+    EngineRig rig_probe(options);
+    options.read_sequential_cutoff_bytes = 4 * rig_probe.page_size();
+    EngineRig rig(options);
+    const auto bytes = pattern(18, 12 * rig.page_size());
+    rig.put("f", bytes);
+    auto file = rig.engine().open_file("f");
+    REQUIRE(file.is_ok());
+    std::vector<std::uint8_t> page(rig.page_size());
+    for (std::uint64_t p = 0; p < 12; ++p) REQUIRE(rig.engine().read(*file, p * page.size(), page).is_ok());
+    REQUIRE(rig.engine().release(*file).is_ok());
+    CHECK(rig.engine().stats().cached_pages == 4);
+    CHECK(rig.engine().stats().cutoff_bypassed_pages == 8);
+  }
+  SECTION("promotion admits a page on its second miss") {
+    EngineOptions options;
+    options.read_ahead_pages = 0;
+    options.promote_after_misses = 2;
+    EngineRig rig(options);
+    const auto bytes = pattern(19, 3 * rig.page_size());
+    rig.put("f", bytes);
+    CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+    CHECK(rig.engine().stats().cached_pages == 0);
+    CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+    CHECK(rig.engine().stats().cached_pages == 3);
+  }
+}
+
+TEST_CASE("after a clean close every cached page is usable and hits") {
+  EngineRig rig;
+  const auto bytes = pattern(20, 30 * rig.page_size());
+  rig.put("f", bytes);
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+  REQUIRE(rig.restart().is_ok());
+  const auto stats = rig.engine().stats();
+  CHECK(stats.restart.clean_shutdown);
+  CHECK(stats.restart.usable_slots == 30);
+  CHECK(stats.restart.usable_fraction == 1.0);
+  // Measured RAM per cache page: slot table, index and metadata store together.
+  CHECK(stats.ram_bytes_per_cached_page > flashdir::cache::MetadataStore::kRamBytesPerSlot);
+  CHECK(stats.ram_bytes_per_cached_page < 128);
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+  CHECK(rig.engine().stats().read_miss_pages == 0);
+}
+
+TEST_CASE("after a power cut LUFUW keeps the clean pages of a read-heavy workload usable") {
+  // Only the fills whose confirmation had not reached the chip may be dropped: a few metadata
+  // pages' worth, so the cache must be large beside them (as real ones are) for the 99% figure.
+  for (auto ram : flashdir::testing::kRamPolicies) {
+    DYNAMIC_SECTION("ram policy " << static_cast<int>(ram)) {
+      EngineRig rig({}, 1024, ram);
+      const std::uint32_t P = rig.page_size();
+      std::vector<std::vector<std::uint8_t>> files;
+      for (int i = 0; i < 6; ++i) {
+        files.push_back(pattern(100 + i, (1900 + 13 * i) * P + 7 * i));
+        rig.put("f" + std::to_string(i), files.back());
+      }
+      for (int i = 0; i < 6; ++i) CHECK(rig.read_through("f" + std::to_string(i), 0, files[i].size()) == files[i]);
+      // The read-heavy part: hits all over, one small file newly read.
+      for (int i = 0; i < 6; ++i) CHECK(rig.read_through("f" + std::to_string(i), 17 * P, 40 * P) == slice(files[i], 17 * P, 40 * P));
+      const auto extra = pattern(200, 20 * P);
+      rig.put("extra", extra);
+      CHECK(rig.read_through("extra", 0, extra.size()) == extra);
+      const auto cached = rig.engine().stats().cached_pages;
+      REQUIRE(rig.power_cycle().is_ok());
+      const auto restart = rig.engine().stats().restart;
+      CHECK_FALSE(restart.clean_shutdown);
+      CHECK(restart.usable_slots >= cached * 99 / 100);
+      CHECK(restart.usable_fraction >= 0.99);
+      // What is dropped is the tail of unfinished fills, whatever the cache's size.
+      CHECK(restart.dropped_slots <= 128);
+      for (int i = 0; i < 6; ++i) CHECK(rig.read_through("f" + std::to_string(i), 0, files[i].size()) == files[i]);
+      CHECK(rig.read_through("extra", 0, extra.size()) == extra);
+    }
+  }
+}
+
+TEST_CASE("after a power cut a file written through the engine since its last release is read fresh") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(21, 8 * P);
+  rig.put("f", model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto update = pattern(22, 3 * P);
+  REQUIRE(rig.engine().write(*file, P, update).is_ok());
+  std::copy(update.begin(), update.end(), model.begin() + P);
+  REQUIRE(rig.power_cycle().is_ok());
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+}
+
+TEST_CASE("the metadata scheme is fixed when a cache is first used") {
+  EngineRig rig;
+  EngineOptions other;
+  other.metadata = MetadataScheme::write_update;
+  const auto status = rig.reopen_with(other);
+  CHECK(status.code() == flashdir::StatusCode::invalid_argument);
+  CHECK_THAT(status.message(), Catch::Contains("lufuw"));
+}
+
+TEST_CASE("bad options and bad paths are refused with a clear error") {
+  EngineOptions options;
+  options.dirty_low_watermark_percent = 60;
+  CHECK_THAT(options.validate().message(), Catch::Contains("dirty_low_watermark_percent"));
+  options = {};
+  options.promote_after_misses = 0;
+  CHECK_FALSE(options.validate().is_ok());
+  CHECK_FALSE(flashdir::cache::parse_write_mode("sometimes").is_ok());
+  CHECK(flashdir::cache::parse_metadata_scheme("write-update").value() == MetadataScheme::write_update);
+
+  EngineRig rig;
+  CHECK(rig.engine().open_file("missing").status().code() == flashdir::StatusCode::not_found);
+  CHECK(rig.engine().open_file("../escape").status().code() == flashdir::StatusCode::invalid_argument);
+  std::filesystem::create_symlink("/etc/passwd", rig.backing_path("link"));
+  CHECK_FALSE(rig.engine().open_file("link").is_ok());
+  CHECK(rig.engine().read(flashdir::cache::FileHandle{999}, 0, {}).status().code() ==
+        flashdir::StatusCode::invalid_argument);
+}
