@@ -1,6 +1,10 @@
 #include "engine_rig.h"
 
 #include <catch2/catch.hpp>
+
+#include "cache/meta/metadata_store.h"
+#include "ftl/ftl_core.h"
+#include "ftl/ram/ram_manager.h"
 #include <fstream>
 #include <iterator>
 
@@ -61,6 +65,18 @@ std::vector<std::uint8_t> EngineRig::read_through(const std::string& name, std::
   bytes.resize(*got);
   REQUIRE(engine_->release(*file).is_ok());
   return bytes;
+}
+
+void EngineRig::damage_slot(std::uint32_t slot) {
+  REQUIRE(ftl_->flush().is_ok());
+  auto layout = cache::SlotLayout::compute(ftl_->logical_pages(), geometry_.page_size_bytes);
+  REQUIRE(layout.is_ok());
+  auto ppn = ftl_->core().ram().lookup(layout->data_lpn(slot), ftl::Access::internal);
+  REQUIRE(ppn.is_ok());
+  std::vector<std::uint8_t> data(geometry_.page_size_bytes), oob(geometry_.oob_size_bytes);
+  REQUIRE(chip_.store().read_pages(Ppn(*ppn), 1, data, oob).is_ok());
+  data[100] ^= 0x10;
+  REQUIRE(chip_.store().write_pages(Ppn(*ppn), 1, data, oob).is_ok());
 }
 
 Status EngineRig::power_cycle() {

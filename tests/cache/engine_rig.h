@@ -31,6 +31,9 @@ class EngineRig {
   // Opens `name` through the engine, reads [offset, offset + length) and releases it.
   std::vector<std::uint8_t> read_through(const std::string& name, std::uint64_t offset, std::size_t length);
 
+  // Flips one bit of the data of the page slot `slot` holds, in the medium (after a flush, so
+  // that the page is on the chip): every read of it fails verification.
+  void damage_slot(std::uint32_t slot);
   // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens.
   Status power_cycle();
   // A clean close and reopen.

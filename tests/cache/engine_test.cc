@@ -225,6 +225,23 @@ TEST_CASE("sequential cutoffs and promotion keep pages out of the cache") {
   }
 }
 
+TEST_CASE("a cached page that fails verification is dropped and read from the backing file, never served") {
+  EngineOptions options;
+  options.read_ahead_pages = 0;
+  EngineRig rig(options);
+  const auto bytes = pattern(23, 6 * rig.page_size());
+  rig.put("f", bytes);
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);  // slots 0..5, in order
+  rig.damage_slot(2);
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+  const auto stats = rig.engine().stats();
+  CHECK(stats.corrupt_pages == 1);
+  CHECK(stats.read_miss_pages == 6 + 1);
+  CHECK(stats.cached_pages == 6);  // read again and admitted to a fresh slot
+  CHECK(rig.read_through("f", 0, bytes.size()) == bytes);
+  CHECK(rig.engine().stats().corrupt_pages == 1);
+}
+
 TEST_CASE("after a clean close every cached page is usable and hits") {
   EngineRig rig;
   const auto bytes = pattern(20, 30 * rig.page_size());

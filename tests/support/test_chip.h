@@ -25,6 +25,7 @@ class TestChip {
 
   SimulatedChip& chip() { return *chip_; }
   SimClock& clock() { return clock_; }
+  PageStore& store() { return *store_; }  // the medium itself (to damage it)
   Backend backend() const { return backend_; }
   const std::filesystem::path& image_path() const { return image_path_; }
   // Drops the chip (and for images closes the file) and opens the medium afresh.
