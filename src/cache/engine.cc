@@ -90,6 +90,11 @@ Result<std::size_t> Engine::write(FileHandle file, std::uint64_t offset, ConstBy
   return core_->write(file, offset, data);
 }
 Status Engine::truncate(FileHandle file, std::uint64_t size_bytes) { return core_->truncate(file, size_bytes); }
+Status Engine::fallocate(FileHandle file, int mode, std::uint64_t offset, std::uint64_t length) {
+  return core_->fallocate(file, mode, offset, length);
+}
+Status Engine::renamed(std::string_view from, std::string_view to) { return core_->renamed(from, to); }
+Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::release(FileHandle file) { return core_->release(file); }
 Status Engine::rename(std::string_view from, std::string_view to) { return core_->rename(from, to); }

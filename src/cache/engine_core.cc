@@ -195,10 +195,14 @@ Status EngineCore::release(FileHandle handle) {
 }
 
 Status EngineCore::rename(std::string_view from, std::string_view to) {
+  FLASHDIR_TRY(backing_.rename(from, to));
+  return renamed(from, to);
+}
+
+Status EngineCore::renamed(std::string_view from, std::string_view to) {
   std::lock_guard names(namespace_mutex_);
   auto replaced = catalog_.files_replaced_by_rename(from, to);
   if (!replaced.is_ok()) return replaced.status();
-  FLASHDIR_TRY(backing_.rename(from, to));
   {
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
@@ -245,8 +249,12 @@ Status EngineCore::refresh_after_rename(std::string_view to) {
 }
 
 Status EngineCore::unlink(std::string_view relative_path) {
-  std::lock_guard names(namespace_mutex_);
   FLASHDIR_TRY(backing_.unlink(relative_path));
+  return unlinked(relative_path);
+}
+
+Status EngineCore::unlinked(std::string_view relative_path) {
+  std::lock_guard names(namespace_mutex_);
   auto known = catalog_.find_by_path(relative_path);
   if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
   // The catalog forgets the path now, so that a new file there gets a new id. A file still open
@@ -430,6 +438,36 @@ Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
   }
   file.size_bytes = size_bytes;
   return note_own_change(file, *(*open)->backing);
+}
+
+Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  BackingFile& backing = *(*open)->backing;
+  std::unique_lock file_lock(file.lock);
+  if (length == 0) return Status::invalid_argument("fallocate of an empty range");
+  // Plain allocation (with or without KEEP_SIZE) leaves every byte as it was; the other modes
+  // change bytes in the range, and collapse and insert move every byte after it.
+  constexpr int kKeepSize = 0x01;  // FALLOC_FL_KEEP_SIZE
+  if ((mode & ~kKeepSize) != 0) {
+    constexpr int kMovesTail = 0x08 | 0x20;  // FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE
+    const std::uint64_t first_page = offset / page_size_;
+    if ((mode & kMovesTail) != 0) {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      FLASHDIR_TRY(drop_file_pages(file.file_id, first_page));
+    } else {
+      FLASHDIR_TRY(drop_range(file.file_id, first_page, (offset + length - 1) / page_size_));
+    }
+  }
+  if (Status s = backing.allocate(mode, offset, length); !s.is_ok()) {
+    ++counters_.backing_errors;
+    return s;
+  }
+  FLASHDIR_TRY(note_own_change(file, backing));
+  file.size_bytes = file.expected.size_bytes;
+  return Status::ok();
 }
 
 Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {

@@ -33,10 +33,13 @@ class EngineCore {
   Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
   Result<std::size_t> write(FileHandle handle, std::uint64_t offset, ConstByteSpan data);
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
+  Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
   Status release(FileHandle handle);
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);
+  Status renamed(std::string_view from, std::string_view to);
+  Status unlinked(std::string_view relative_path);
   Status close();
   EngineStats stats() const;
 

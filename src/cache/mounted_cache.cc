@@ -27,7 +27,8 @@ struct MountedCache::Parts {
 
 Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::path& cache_dir,
                                                          std::unique_ptr<BackingStore> backing,
-                                                         const EngineOptions& options) {
+                                                         const EngineOptions& options,
+                                                         std::optional<FtlOptions> ftl_choice) {
   auto parts = std::make_unique<Parts>(cache_dir);
   parts->backing = std::move(backing);
   auto sb = read_superblock_file(parts->paths.superblock);
@@ -46,7 +47,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   parts->superblock.clean_shutdown = false;
   FLASHDIR_TRY(update_superblock_file(parts->paths.superblock, parts->superblock));
   parts->chip = std::make_unique<SimulatedChip>(parts->image, parts->superblock.latency, parts->clock);
-  auto ftl = Ftl::open(*parts->chip, parts->clock, ftl_options(parts->superblock));
+  auto ftl = Ftl::open(*parts->chip, parts->clock, ftl_choice.value_or(ftl_options(parts->superblock)));
   if (!ftl.is_ok()) return ftl.status();
   parts->ftl = std::move(ftl.value());
   auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options);

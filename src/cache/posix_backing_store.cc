@@ -24,6 +24,7 @@ Status errno_status(int error, std::string_view what, std::string_view path) {
   if (error == ELOOP || error == ENOTDIR || error == EISDIR || error == EINVAL)
     return Status::invalid_argument(std::move(message));
   if (error == ENOSPC || error == EDQUOT) return Status::no_space(std::move(message));
+  if (error == EOPNOTSUPP) return Status::invalid_argument(std::move(message));
   return Status::io_error(std::move(message));
 }
 
@@ -63,6 +64,12 @@ class PosixBackingFile final : public BackingFile {
 
   Status truncate(std::uint64_t size_bytes) override {
     if (::ftruncate(fd_.get(), static_cast<off_t>(size_bytes)) != 0) return errno_status(errno, "truncating", path_);
+    return Status::ok();
+  }
+
+  Status allocate(int mode, std::uint64_t offset, std::uint64_t length) override {
+    if (::fallocate(fd_.get(), mode, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0)
+      return errno_status(errno, "allocating in", path_);
     return Status::ok();
   }
 

@@ -16,7 +16,9 @@
 #include "fs/cache_location.h"
 #include "fs/mount_context.h"
 #include "fs/operations.h"
-#include "fs/passthrough_file_data.h"
+#include "flashdir/cache/engine.h"
+#include "flashdir/cache_dir.h"
+#include "fs/engine_file_data.h"
 
 namespace flashdir::fs {
 namespace {
@@ -149,11 +151,40 @@ int refuse(const Status& status) {
   return 1;
 }
 
+cache::EngineOptions engine_options(const MountOptions& options) {
+  cache::EngineOptions engine;
+  engine.write_mode =
+      options.write_mode == WriteMode::writearound ? cache::WriteMode::write_around : cache::WriteMode::write_through;
+  switch (options.metadata_scheme) {
+    case MetadataSchemeChoice::lufuw: engine.metadata = cache::MetadataScheme::lufuw; break;
+    case MetadataSchemeChoice::write_update: engine.metadata = cache::MetadataScheme::write_update; break;
+    case MetadataSchemeChoice::update_write_update: engine.metadata = cache::MetadataScheme::update_write_update; break;
+  }
+  if (options.seq_cutoff_read_bytes) engine.read_sequential_cutoff_bytes = *options.seq_cutoff_read_bytes;
+  if (options.seq_cutoff_write_bytes) engine.write_sequential_cutoff_bytes = *options.seq_cutoff_write_bytes;
+  return engine;
+}
+
+// The FTL as the cache was formatted, with the device RAM the mount options ask for.
+FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOptions& options) {
+  FtlOptions ftl = ftl_options(superblock);
+  if (options.ram_policy) {
+    const std::uint64_t budget = ftl.ram.budget_bytes;
+    ftl.ram = *options.ram_policy;
+    ftl.ram.budget_bytes = budget;
+  }
+  if (options.ram_bytes) ftl.ram.budget_bytes = *options.ram_bytes;
+  return ftl;
+}
+
 }  // namespace
 
 int run_mount(const MountRequest& request) {
   // Checks that need no cache and start no thread come before the fork, so their messages and
   // exit code reach the caller directly.
+  if (request.options.write_mode == WriteMode::writeback)
+    return refuse(Status::invalid_argument("mode=writeback is not available yet (the cache engine has no write-back); "
+                                           "use writethrough or writearound"));
   auto backing = open_backing(request.backing);
   if (!backing.is_ok()) return refuse(backing.status());
   if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
@@ -174,7 +205,16 @@ int run_mount(const MountRequest& request) {
   context.owner_uid = ::geteuid();
   context.owner_gid = ::getegid();
   context.inodes = std::make_unique<InodeTable>(std::move(backing->fd), backing->st, inode_fd_budget());
-  context.data = std::make_unique<PassthroughFileData>();
+  auto backing_store = cache::open_posix_backing_store(backing->canonical);
+  if (!backing_store.is_ok()) return refuse(backing_store.status());
+  auto mounted = cache::MountedCache::open(cache->dir, std::move(backing_store.value()), engine_options(request.options),
+                                           ftl_options_for(cache->superblock, request.options));
+  if (!mounted.is_ok()) return refuse(mounted.status().with_context(fmt::format("opening the cache {}", cache->dir.string())));
+  const auto restart = mounted.value()->engine().stats().restart;
+  spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
+               restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
+               restart.dropped_slots + restart.orphan_slots, restart.usable_fraction);
+  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()));
   if (!context.inodes->reopens_by_handle())
     spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
                  "file system): every known inode keeps a descriptor");

@@ -25,6 +25,8 @@ class BackingFile {
   // Writes all of `data` at `offset`.
   virtual Status write(std::uint64_t offset, ConstByteSpan data) = 0;
   virtual Status truncate(std::uint64_t size_bytes) = 0;
+  // fallocate(2) with its mode bits (allocate, punch a hole, zero, collapse or insert a range).
+  virtual Status allocate(int mode, std::uint64_t offset, std::uint64_t length) = 0;
   virtual Status sync() = 0;
   virtual Result<BackingIdentity> stat() = 0;
 };

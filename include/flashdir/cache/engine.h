@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -122,6 +123,9 @@ class Engine {
   // Writes all of `data` (per the write mode); returns data.size().
   Result<std::size_t> write(FileHandle file, std::uint64_t offset, ConstByteSpan data);
   Status truncate(FileHandle file, std::uint64_t size_bytes);
+  // fallocate(2) on the backing file; cached pages of a punched, zeroed, collapsed or inserted
+  // range (and, for the last two, every page after it) are dropped first.
+  Status fallocate(FileHandle file, int mode, std::uint64_t offset, std::uint64_t length);
   // write-back: the file's dirty pages become durable in the cache (FTL durable watermark and
   // metadata), and the backing file is synced; other modes: the backing file is synced.
   Status fsync(FileHandle file);
@@ -131,6 +135,10 @@ class Engine {
   // (or are dropped with it). Paths are relative to the backing root.
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);
+  // The same, for a caller that made the change in the backing directory itself (the daemon,
+  // which renames and unlinks with its caller's credentials).
+  Status renamed(std::string_view from, std::string_view to);
+  Status unlinked(std::string_view relative_path);
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();
@@ -146,9 +154,12 @@ class Engine {
 // together and closed in order.
 class MountedCache {
  public:
+  // The FTL runs with the options the cache was formatted with unless `ftl` says otherwise
+  // (the device RAM's size and policy may change between mounts).
   static Result<std::unique_ptr<MountedCache>> open(const std::filesystem::path& cache_dir,
                                                     std::unique_ptr<BackingStore> backing,
-                                                    const EngineOptions& options);
+                                                    const EngineOptions& options,
+                                                    std::optional<FtlOptions> ftl = std::nullopt);
   ~MountedCache();  // closes if close() was not called (errors are logged)
   Engine& engine() { return *engine_; }
   Ftl& ftl();

@@ -1,0 +1,31 @@
+// FileData over the cache engine: regular files opened through the mount are read and written
+// through cache::Engine (src/cache). Files the engine does not take pass through: a file with
+// more than one hard link (its names would be two cache files, one of them stale after a write
+// through the other), and a descriptor whose path the daemon cannot name.
+#pragma once
+
+#include <memory>
+
+#include "flashdir/cache/engine.h"
+#include "fs/file_data.h"
+
+namespace flashdir::fs {
+
+class EngineFileData final : public FileData {
+ public:
+  explicit EngineFileData(std::unique_ptr<cache::MountedCache> cache);
+  ~EngineFileData() override;
+
+  SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
+  SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
+  void renamed(const std::string& old_relative_path, const std::string& new_relative_path) override;
+  void unlinked(const std::string& relative_path) override;
+  Status close() override;
+  std::vector<StatsSection> stats() const override;
+
+ private:
+  std::unique_ptr<cache::MountedCache> cache_;
+  std::atomic<std::uint64_t> bypassed_opens_{0};
+};
+
+}  // namespace flashdir::fs
