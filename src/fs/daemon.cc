@@ -14,6 +14,7 @@
 
 #include "flashdir/size.h"
 #include "fs/cache_location.h"
+#include "fs/fatal_signals.h"
 #include "fs/mount_context.h"
 #include "fs/operations.h"
 #include "fs/passthrough_file_data.h"
@@ -160,6 +161,7 @@ int run_mount(const MountRequest& request) {
   const auto mountpoint = std::filesystem::absolute(request.mountpoint);
 
   Startup startup(request.options.foreground);
+  log_fatal_signals();
   // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
   spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
   if (request.options.debug) spdlog::set_level(spdlog::level::debug);

@@ -1,7 +1,7 @@
 """The daemon's life around the operations: options refused before mounting, missing backing,
 a second daemon on one cache, the default cache location, files changed behind the mount,
-the backing directory removed, bounded descriptors, clean unmount by every route, kill -9 and
-remount, the stats subcommand, and mount(8) with -t fuse.flashdir.
+the backing directory removed, bounded descriptors, clean unmount by every route, a crash
+reported in the log, kill -9 and remount, the stats subcommand, and mount(8) with -t fuse.flashdir.
 """
 import json
 import os
@@ -189,6 +189,27 @@ def clean_unmounts(check, top):
             mount.stop()
 
 
+def crash_report(check, top):
+    """A daemon that crashes says so in its log, and the harness shows that log."""
+    backing, mnt = f"{top}/b", f"{top}/m"
+    mount = harness.Mount(backing, mnt, f"{top}/cache-crash")
+    try:
+        # SIGILL: a sanitizer build leaves it to the daemon's own handler (SIGSEGV is its own).
+        os.kill(mount.pid, signal.SIGILL)
+        harness.wait_gone(mount.pid)
+        check.check(harness.is_mounted(mnt), "the crashed daemon's mount is still up (dead)")
+    finally:
+        try:
+            mount.stop()
+            died = False
+        except harness.DaemonDied:
+            died = True
+    check.check(died, "stop() reports the daemon that died with its mount up")
+    log = harness.read_log(f"{top}/cache-crash")
+    check.check("fatal signal SIGILL; backtrace:" in log and "flashdir" in log.split("backtrace:")[-1],
+                f"the log names the signal and a backtrace: {log[-600:]!r}")
+
+
 def kill9_and_remount(check, top):
     backing, mnt = f"{top}/b", f"{top}/m"
     mount = harness.Mount(backing, mnt, f"{top}/cache")
@@ -298,7 +319,7 @@ def main():
         with open(f"{top}/b/hello", "w") as f:
             f.write("hello")
         for part in (refusals, second_daemon_and_binding, default_cache, changed_behind, backing_removed, bounded_fds,
-                     clean_unmounts, kill9_and_remount, stats_command, mount_helper, unprivileged_daemon):
+                     clean_unmounts, crash_report, kill9_and_remount, stats_command, mount_helper, unprivileged_daemon):
             print(f"-- {part.__name__}", flush=True)
             part(check, top)
             check.check(not harness.is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")
