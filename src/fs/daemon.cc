@@ -216,6 +216,12 @@ int run_mount(const MountRequest& request) {
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
+  // Handles the kernel never released (a stop by signal, a lazy unmount with files open) are
+  // freed before the data path closes.
+  const std::size_t files_left = context.files.clear();
+  const std::size_t dirs_left = context.dirs.clear();
+  if (files_left + dirs_left != 0)
+    spdlog::info("freed {} open files and {} directory streams the kernel did not release", files_left, dirs_left);
   const Status closed = context.data->close();
   if (!closed.is_ok()) {
     spdlog::error("closing the cache: {}", closed.message());

@@ -171,21 +171,33 @@ def clean_unmounts(check, top):
     backing, mnt = f"{top}/b", f"{top}/m"
     for route in ("fusermount3", "umount", "SIGTERM", "SIGINT"):
         mount = harness.Mount(backing, mnt, f"{top}/cache")
+        held = []
         try:
             with open(f"{mnt}/route-{route}", "w") as f:
                 f.write(route)
+            log_before = len(harness.read_log(f"{top}/cache"))
             if route == "fusermount3":
                 subprocess.run(["fusermount3", "-u", mnt], check=False)
             elif route == "umount":
                 subprocess.run(["umount", mnt], check=False)
             else:
+                # A file and a directory still open: the kernel never releases them, the daemon does.
+                held = [os.open(f"{mnt}/route-{route}", os.O_RDONLY), os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)]
                 os.kill(mount.pid, getattr(signal, route))
             gone = harness.wait_gone(mount.pid)
             check.check(gone and not harness.is_mounted(mnt), f"{route}: daemon gone, nothing mounted")
-            with open(f"{top}/cache/daemon.log") as f:
-                check.check("cache closed cleanly" in f.read().split("mounted")[-1], f"{route}: the log says the cache closed cleanly")
+            log = harness.read_log(f"{top}/cache")[log_before:]
+            check.check("cache closed cleanly" in log, f"{route}: the log says the cache closed cleanly")
+            if held:
+                check.check("freed 1 open files and 1 directory streams" in log,
+                            f"{route}: the handles left open are freed: {log.strip()[-300:]!r}")
             check.check(open(f"{backing}/route-{route}").read() == route, f"{route}: data in the backing file")
         finally:
+            for fd in held:
+                try:
+                    os.close(fd)
+                except OSError:  # the flush of a handle whose daemon has gone: ENOTCONN
+                    pass
             mount.stop()
 
 
