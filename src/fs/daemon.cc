@@ -14,6 +14,7 @@
 
 #include "flashdir/size.h"
 #include "fs/cache_location.h"
+#include "fs/fatal_signals.h"
 #include "fs/mount_context.h"
 #include "fs/operations.h"
 #include "flashdir/cache/engine.h"
@@ -191,6 +192,7 @@ int run_mount(const MountRequest& request) {
   const auto mountpoint = std::filesystem::absolute(request.mountpoint);
 
   Startup startup(request.options.foreground);
+  log_fatal_signals();
   // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
   spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
   if (request.options.debug) spdlog::set_level(spdlog::level::debug);
@@ -254,6 +256,12 @@ int run_mount(const MountRequest& request) {
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
+  // Handles the kernel never released (a stop by signal, a lazy unmount with files open) are
+  // freed before the data path closes.
+  const std::size_t files_left = context.files.clear();
+  const std::size_t dirs_left = context.dirs.clear();
+  if (files_left + dirs_left != 0)
+    spdlog::info("freed {} open files and {} directory streams the kernel did not release", files_left, dirs_left);
   const Status closed = context.data->close();
   if (!closed.is_ok()) {
     spdlog::error("closing the cache: {}", closed.message());

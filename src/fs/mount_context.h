@@ -10,10 +10,12 @@
 #include <string>
 
 #include "fs/credentials.h"
+#include "fs/dir_handle.h"
 #include "fs/file_data.h"
 #include "fs/fuse_api.h"
 #include "fs/inode_table.h"
 #include "fs/mount_options.h"
+#include "fs/open_handles.h"
 #include "fs/stats_report.h"
 
 namespace flashdir::fs {
@@ -39,6 +41,8 @@ struct MountContext {
   std::unique_ptr<InodeTable> inodes;
   std::unique_ptr<FileData> data;
   OpCounters counters;
+  OpenHandles<OpenFile> files;  // declared after `data`: destroyed before it
+  OpenHandles<DirHandle> dirs;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   uid_t owner_uid = 0;  // the daemon's ids, owners of the control files
   gid_t owner_gid = 0;

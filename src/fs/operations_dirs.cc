@@ -12,16 +12,7 @@
 namespace flashdir::fs {
 namespace {
 
-struct DirHandle {
-  DIR* stream = nullptr;
-  off_t offset = 0;  // where `stream` stands, in the d_off values handed to the kernel
-  std::mutex mutex;  // the kernel may read one handle from two threads
-  ~DirHandle() {
-    if (stream != nullptr) ::closedir(stream);
-  }
-};
-
-DirHandle& dir_handle(fuse_file_info* fi) { return *reinterpret_cast<DirHandle*>(fi->fh); }
+DirHandle& dir_handle(fuse_file_info* fi) { return OpenHandles<DirHandle>::of(fi->fh); }
 
 bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
@@ -120,8 +111,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     ::close(dir_fd);
     return reply_error(req, error);
   }
-  fi->fh = reinterpret_cast<uint64_t>(handle.get());
-  if (fuse_reply_open(req, fi) == 0) handle.release();
+  fi->fh = context.dirs.add(std::move(handle));
+  if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }
 
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
@@ -133,8 +124,9 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  context_of(req).counters.count(Op::releasedir);
-  if (!is_control_ino(ino)) delete &dir_handle(fi);
+  MountContext& context = context_of(req);
+  context.counters.count(Op::releasedir);
+  if (!is_control_ino(ino)) context.dirs.take(fi->fh);
   fuse_reply_err(req, 0);
 }
 

@@ -15,7 +15,7 @@
 namespace flashdir::fs {
 namespace {
 
-OpenFile& open_file(fuse_file_info* fi) { return *reinterpret_cast<OpenFile*>(fi->fh); }
+OpenFile& open_file(fuse_file_info* fi) { return OpenHandles<OpenFile>::of(fi->fh); }
 
 // Flags for the backing open. O_DIRECT is not passed on: the daemon's buffers are not
 // aligned for it, the backing file system may not support it, and what the caller asked for
@@ -42,8 +42,8 @@ void finish_open(fuse_req_t req, MountContext& context, UniqueFd fd, fuse_file_i
   auto file = context.data->open(std::move(request));
   if (!file.is_ok()) return reply_error(req, file.error());
   set_handle_flags(fi);
-  fi->fh = reinterpret_cast<uint64_t>(file->get());
-  if (reply() == 0) file->release();
+  fi->fh = context.files.add(std::move(*file));
+  if (reply() != 0) context.files.take(fi->fh);
 }
 
 
@@ -125,9 +125,10 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  context_of(req).counters.count(Op::release);
+  MountContext& context = context_of(req);
+  context.counters.count(Op::release);
   if (control_release(req, ino, fi)) return;
-  delete &open_file(fi);
+  context.files.take(fi->fh);
   fuse_reply_err(req, 0);
 }
 

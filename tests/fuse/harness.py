@@ -59,13 +59,21 @@ def daemon_pid(cache_dir):
         return 0
 
 
+def is_alive(pid):
+    """False once `pid` has exited, also while it waits as a zombie for init to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def wait_gone(pid, seconds=10.0):
     """True once process `pid` has exited (the daemon flushes and closes after unmount)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not is_alive(pid):
             return True
         time.sleep(0.02)
     return False
@@ -75,13 +83,21 @@ class SanitizerReport(Exception):
     pass
 
 
-def check_log(cache_dir):
-    """The daemon runs detached: a sanitizer report lands in its log, and fails the test here."""
+class DaemonDied(Exception):
+    """The daemon ended while its mount was still up: every operation got ENOTCONN."""
+
+
+def read_log(cache_dir):
     try:
         with open(os.path.join(cache_dir, "daemon.log"), errors="replace") as f:
-            log = f.read()
+            return f.read()
     except OSError:
-        return
+        return ""
+
+
+def check_log(cache_dir):
+    """The daemon runs detached: a sanitizer report lands in its log, and fails the test here."""
+    log = read_log(cache_dir)
     for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
         if marker in log:
             raise SanitizerReport(f"{cache_dir}/daemon.log: {log[log.index(marker):][:2000]}")
@@ -106,11 +122,19 @@ class Mount:
             raise RuntimeError("flashdir returned 0 but nothing is mounted")
 
     def stop(self):
+        # A mount still up whose daemon is gone means the daemon died (a crash, an abort, a
+        # sanitizer stop): its stderr, CACHE/daemon.log, says why, so it goes into the test's output.
+        died = bool(self.pid) and is_mounted(self.mountpoint) and not is_alive(self.pid)
         unmount(self.mountpoint)
         if self.pid and not wait_gone(self.pid):
             os.kill(self.pid, signal.SIGKILL)
             wait_gone(self.pid)
         self.pid = 0
+        if died:
+            log = read_log(self.cache_dir)
+            print(f"flashdir daemon died with {self.mountpoint} mounted; {self.cache_dir}/daemon.log:\n{log[-20000:]}",
+                  flush=True)
+            raise DaemonDied(f"the flashdir daemon of {self.mountpoint} died during the test (its log is printed above)")
         check_log(self.cache_dir)
 
     def kill9(self):

@@ -19,11 +19,20 @@ libc = ctypes.CDLL(None, use_errno=True)
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 AT_FDCWD = -100
 UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE = 0x01, 0x02, 0x08
+FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x10, 0x20
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
 NOBODY_UID, NOBODY_GID = 65534, 65534
 
 
 class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def fallocate_range(fd, mode, offset, length):
+    if libc.fallocate(fd, mode, offset, length) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
 
 
 def renameat2(old, new, flags):
@@ -102,6 +111,21 @@ def root_steps():
         size = os.fstat(fd).st_size
         os.close(fd)
         return size
+
+    def fallocate_modes(r):
+        # Each mode the kernel hands to a FUSE daemon, on a file with data: the same bytes,
+        # size and holes as on the plain directory.
+        write_file(f"{r}/modes", bytes(range(256)) * 256)
+        fd = os.open(f"{r}/modes", os.O_RDWR)
+        out = []
+        for mode, offset, length in ((FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 8192),
+                                     (FALLOC_FL_ZERO_RANGE, 20000, 5000),
+                                     (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 60000, 20000),
+                                     (FALLOC_FL_KEEP_SIZE, 65536, 65536), (0, 70000, 10000)):
+            fallocate_range(fd, mode, offset, length)
+            out.append([mode, os.fstat(fd).st_size, os.pread(fd, 1 << 20, 0).hex(), os.lseek(fd, 0, os.SEEK_HOLE)])
+        os.close(fd)
+        return out
 
     def copy_range(r):
         write_file(f"{r}/src", bytes(range(256)) * 64)
@@ -257,7 +281,7 @@ def root_steps():
         write_file(f"{r}/pub/nobodys-target", b"t", 0o666)
         return listing(r)
 
-    return [(f.__name__, f) for f in (append, truncate_open, sparse, fallocate, copy_range, mmap_shared, chmod_chown,
+    return [(f.__name__, f) for f in (append, truncate_open, sparse, fallocate, fallocate_modes, copy_range, mmap_shared, chmod_chown,
                                        setgid_dir, times, links, symlinks, eloop, nofollow, nodes, xattrs, xattr_missing,
                                        xattr_create_twice, rename_file_over_file, rename_dirs, rename_dir_over_file,
                                        rename_noreplace, rename_exchange, unlink_open_file, errors_dirs, big_file,
@@ -385,6 +409,16 @@ def main():
             check.check(os.pread(fd, 20, 0) == b"\0\0\0unaligned", "O_DIRECT unaligned write and read back")
             os.close(fd)
             check.check(read_all(f"{backing}/direct") == (b"\0\0\0unaligned").hex(), "O_DIRECT data in the backing file")
+
+            # Collapse and insert range: Linux's FUSE client refuses them (EOPNOTSUPP) before the
+            # daemon sees them, whatever the backing file system does (doc/daemon.md).
+            write_file(f"{mountpoint}/shift", b"s" * 16384)
+            fd = os.open(f"{mountpoint}/shift", os.O_RDWR)
+            for mode in (FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE):
+                check.check(outcome(lambda: fallocate_range(fd, mode, 4096, 4096)) == f"errno {errno.errorcode[errno.EOPNOTSUPP]}",
+                            f"fallocate mode {mode:#x} is refused with EOPNOTSUPP")
+            check.check(os.pread(fd, 1 << 20, 0) == b"s" * 16384, "a refused collapse or insert changes nothing")
+            os.close(fd)
 
             # The control directory: found by name, not listed, read-only.
             check.check(".flashdir" not in os.listdir(mountpoint), ".flashdir is not listed")
