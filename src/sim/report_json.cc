@@ -53,6 +53,8 @@ json stats_json(const FtlStats& s) {
       {"buffer_write_lookups", s.buffer_write_lookups},
       {"buffer_write_hits", s.buffer_write_hits},
       {"bypass_write_pages", s.bypass_write_pages},
+      {"forced_write_pages", s.forced_write_pages},
+      {"forced_program_pages", s.forced_program_pages},
       {"evicted_data_pages", s.evicted_data_pages},
       {"evicted_mapping_entries", s.evicted_mapping_entries},
       {"evicted_translation_pages", s.evicted_translation_pages},
@@ -190,6 +192,7 @@ std::string format_json(const SimulationReport& report) {
                    {"compare", compare},
                    {"trace", trace},
                    {"footprints", footprints},
+                   {"memory_estimate_bytes", report.memory_estimate_bytes},
                    {"configurations", configurations}};
   return document.dump(2) + "\n";
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "flashdir/sim/report.h"
+#include "flashdir/sim/memory_estimate.h"
 
 namespace flashdir::sim {
 namespace {
@@ -89,6 +90,7 @@ SimulationReport start_report(const InputDescription& input, const SimConfig& ba
     c.utilization = run.utilization(plan.traces[run.trace_index]);
     report.configurations.push_back(std::move(c));
   }
+  report.memory_estimate_bytes = plan_memory_bytes(plan);
   return report;
 }
 

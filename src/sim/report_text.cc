@@ -222,6 +222,9 @@ std::string format_header(const SimulationReport& report) {
     }
     add_line(out, "chip", line);
   }
+  add_line(out, "memory",
+           fmt::format("{} estimated (compacted traces and the largest run; --max-memory bounds it)",
+                       format_size(report.memory_estimate_bytes)));
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <tuple>
 
 namespace flashdir::sim {
 
@@ -43,6 +44,8 @@ constexpr std::uint64_t FtlStats::*kCounters[] = {
     &FtlStats::buffer_write_lookups,
     &FtlStats::buffer_write_hits,
     &FtlStats::bypass_write_pages,
+    &FtlStats::forced_write_pages,
+    &FtlStats::forced_program_pages,
     &FtlStats::evicted_data_pages,
     &FtlStats::evicted_mapping_entries,
     &FtlStats::evicted_translation_pages,
@@ -52,6 +55,37 @@ constexpr std::uint64_t FtlStats::*kCounters[] = {
     &FtlStats::checkpoints,
     &FtlStats::checkpoint_pages,
     &FtlStats::service_ns};
+
+// The fields kept as the later snapshot's (ram_mapping_share_sum, a sum of doubles, is
+// subtracted on its own).
+constexpr auto kGauges = std::make_tuple(
+    &FtlStats::ram_budget_bytes, &FtlStats::ram_mapping_bytes, &FtlStats::ram_buffer_bytes,
+    &FtlStats::ram_peak_mapping_bytes, &FtlStats::ram_peak_buffer_bytes, &FtlStats::erase_count_min,
+    &FtlStats::erase_count_max, &FtlStats::erase_count_mean, &FtlStats::logical_pages, &FtlStats::free_blocks);
+constexpr std::size_t kSeparatelySummed = 1;  // ram_mapping_share_sum
+
+// Converts to any field type: T{AnyField{}...} compiles for as many fields as T has, no more.
+struct AnyField {
+  template <typename T>
+  constexpr operator T() const noexcept {
+    return T{};
+  }
+};
+
+template <typename T, typename... Fields>
+constexpr std::size_t field_count() {
+  if constexpr (requires { T{Fields{}..., AnyField{}}; }) {
+    return field_count<T, Fields..., AnyField>();
+  } else {
+    return sizeof...(Fields);
+  }
+}
+
+// A counter added to FtlStats but to neither list would be reported as the later snapshot's
+// value, not the run's: refuse to build instead.
+static_assert(field_count<FtlStats>() ==
+                  std::size(kCounters) + std::tuple_size_v<decltype(kGauges)> + kSeparatelySummed,
+              "a FtlStats field is missing from kCounters or kGauges");
 
 }  // namespace
 

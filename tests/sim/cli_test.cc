@@ -2,9 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/run_command.h"
+#include "support/temp_dir.h"
 
 using namespace flashdir::testing;
 
@@ -73,6 +75,32 @@ TEST_CASE("flashdir-sim refuses bad input with one line and a non-zero exit", "[
     const auto result = sim(c.args);
     INFO(c.args << "\n" << result.output);
     CHECK(result.exit_code != 0);
+    CHECK_THAT(result.output, Catch::StartsWith("flashdir-sim: ") && Catch::Contains(c.reason));
+    CHECK(std::count(result.output.begin(), result.output.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("flashdir-sim refuses a binary file given as a trace, naming the line", "[sim][cli]") {
+  TempDir dir;
+  // A gzip header, then bytes with no newline for longer than any text line: both are refused
+  // before a single request is replayed.
+  const std::string gzip_head("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\n", 11);
+  const std::string no_newline(70'000, '\x01');
+  struct Case {
+    std::string name;
+    std::string bytes;
+    std::string reason;
+  };
+  const Case cases[] = {
+      {"t.gz", gzip_head, "t.gz:1: not a text trace: the line holds binary bytes: '\\x1f\\x8b\\x08\\x00"},
+      {"blob", no_newline, "blob: line 1 is longer than 65536 bytes (is this a text trace?)"},
+  };
+  for (const Case& c : cases) {
+    const auto path = dir / c.name;
+    std::ofstream(path, std::ios::binary) << c.bytes;
+    const auto result = sim(path.string());
+    INFO(result.output);
+    CHECK(result.exit_code == 1);
     CHECK_THAT(result.output, Catch::StartsWith("flashdir-sim: ") && Catch::Contains(c.reason));
     CHECK(std::count(result.output.begin(), result.output.end(), '\n') == 1);
   }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashdir/sim/report.h"
+#include "flashdir/size.h"
 
 using namespace flashdir;
 using namespace flashdir::sim;
@@ -56,6 +57,8 @@ TEST_CASE("report: JSON holds the options, the trace and one object per configur
   CHECK(doc["compare"][0]["key"] == "mapping");
   CHECK(doc["compare"][1]["values"] == nlohmann::json({"greedy", "dual-greedy"}));
   REQUIRE(doc["footprints"].size() == 1);
+  CHECK(report.memory_estimate_bytes > 0);
+  CHECK(doc["memory_estimate_bytes"] == report.memory_estimate_bytes);
   const auto& configurations = doc["configurations"];
   REQUIRE(configurations.size() == 6);
   for (std::size_t i = 0; i < configurations.size(); ++i) {
@@ -86,6 +89,7 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
         "(2 configurations)", "trace      synthetic: 1500 requests", "footprint", "chip"}) {
     CHECK_THAT(header, Catch::Contains(part));
   }
+  CHECK_THAT(header, Catch::Contains("memory     " + format_size(report.memory_estimate_bytes) + " estimated"));
   const std::string table = format_table(report);
   INFO(table);
   CHECK_THAT(table, Catch::Contains("mapping=cftl") && Catch::Contains("mapping=page"));

@@ -56,7 +56,9 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
                      &FtlStats::ram_ns,
                      &FtlStats::aps_repartitions,
                      &FtlStats::gc_translation_page_reads,
-                     &FtlStats::gc_translation_page_writes}) {
+                     &FtlStats::gc_translation_page_writes,
+                     &FtlStats::forced_write_pages,
+                     &FtlStats::forced_program_pages}) {
     before.*field = value;
     after.*field = 3 * value + 1;
     ++value;
@@ -93,6 +95,8 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(d.ram_ns == 2 * 40 + 1);
   CHECK(d.aps_repartitions == 2 * 41 + 1);
   CHECK(d.gc_translation_page_writes == 2 * 43 + 1);
+  CHECK(d.forced_write_pages == 2 * 44 + 1);
+  CHECK(d.forced_program_pages == 2 * 45 + 1);
   CHECK(d.ram_mapping_share_sum == 19.5);
   CHECK(d.ram_budget_bytes == 65536);
   CHECK(d.ram_mapping_bytes == 2048);
@@ -119,6 +123,7 @@ TEST_CASE("stats delta: counters are subtracted, gauges are the later values", "
   CHECK(total.read_requests == 2 * d.read_requests);
   CHECK(total.aps_repartitions == 2 * d.aps_repartitions);
   CHECK(total.service_ns == 2 * d.service_ns);
+  CHECK(total.forced_program_pages == 2 * d.forced_program_pages);
   CHECK(total.ram_mapping_share_sum == 2 * d.ram_mapping_share_sum);
   CHECK(total.free_blocks == d.free_blocks);
   CHECK(total.erase_count_max == d.erase_count_max);

@@ -71,6 +71,7 @@ struct SimulationReport {
   TraceSummary trace;
   std::vector<FootprintSummary> footprints;
   std::vector<ConfigurationReport> configurations;
+  std::uint64_t memory_estimate_bytes = 0;  // the plan's: compacted traces plus its largest run
 };
 
 // Everything but the results, from the plan.
