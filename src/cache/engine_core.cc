@@ -673,4 +673,9 @@ EngineStats EngineCore::stats() const {
   return s;
 }
 
+FtlStats EngineCore::ftl_stats() const {
+  std::lock_guard cache(cache_mutex_);
+  return ftl_.stats();
+}
+
 }  // namespace flashdir::cache

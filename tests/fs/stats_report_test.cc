@@ -2,8 +2,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "fs/device_stats.h"
 #include "fs/stats_report.h"
 
+using namespace flashdir;
 using namespace flashdir::fs;
 
 TEST_CASE("stats render as an aligned table and as ordered JSON") {
@@ -27,4 +29,34 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   CHECK(json["cache"]["hit_ratio"] == 0.5);
   CHECK(json["cache"]["mode"] == "writeback");
   CHECK(json.begin().key() == "requests");
+}
+
+TEST_CASE("the device section shows the FTL's counters, wear and RAM split") {
+  FtlStats ftl;
+  ftl.write_pages = 100;
+  ftl.chip_page_programs = 150;
+  ftl.chip_block_erases = 3;
+  ftl.gc_runs = 2;
+  ftl.erase_count_min = 1;
+  ftl.erase_count_max = 4;
+  ftl.erase_count_mean = 2.5;
+  ftl.ram_budget_bytes = 1 << 20;
+  ftl.ram_mapping_bytes = 3 << 18;
+  ftl.ram_buffer_bytes = 1 << 18;
+  const StatsSection device = device_section(ftl);
+  CHECK(device.name == "device");
+  auto value = [&](const std::string& name) {
+    for (const auto& [row, v] : device.rows)
+      if (row == name) return v;
+    FAIL("no row " << name);
+    return StatsValue{};
+  };
+  CHECK(std::get<double>(value("write_amplification")) == Approx(1.5));
+  CHECK(std::get<std::uint64_t>(value("chip_block_erases")) == 3);
+  CHECK(std::get<std::uint64_t>(value("gc_runs")) == 2);
+  CHECK(std::get<std::uint64_t>(value("erase_count_min")) == 1);
+  CHECK(std::get<double>(value("erase_count_mean")) == Approx(2.5));
+  CHECK(std::get<std::uint64_t>(value("erase_count_max")) == 4);
+  CHECK(std::get<std::uint64_t>(value("ram_mapping_bytes")) + std::get<std::uint64_t>(value("ram_buffer_bytes")) ==
+        std::get<std::uint64_t>(value("ram_budget_bytes")));
 }

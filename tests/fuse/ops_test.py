@@ -426,6 +426,13 @@ def main():
             with open(f"{mountpoint}/.flashdir/stats.json") as f:
                 stats = json.load(f)
             check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
+            device = stats["device"]
+            # Host pages may still sit in the device's write buffer: programs can be fewer.
+            check.check(device["host_write_pages"] > 0 and device["chip_page_programs"] > 0
+                        and abs(device["write_amplification"] * device["host_write_pages"] - device["chip_page_programs"]) < 1e-6,
+                        f"stats.json shows the simulated SSD's work: {device}")
+            check.check(device["erase_count_min"] <= device["erase_count_mean"] <= device["erase_count_max"]
+                        and device["ram_budget_bytes"] > 0, f"stats.json shows wear and device RAM: {device}")
             check.check(outcome(lambda: os.open(f"{mountpoint}/.flashdir/stats", os.O_WRONLY)) == "errno EACCES",
                         "the stats file cannot be opened for writing")
             check.check(outcome(lambda: os.mkdir(f"{mountpoint}/.flashdir/x")) == "errno EPERM",

@@ -144,6 +144,9 @@ class Engine {
   Status close();
 
   EngineStats stats() const;
+  // The FTL's counters (chip operations, GC, write amplification, wear, device RAM), read under
+  // the engine's cache lock: the FTL is not thread-safe.
+  FtlStats ftl_stats() const;
 
  private:
   explicit Engine(std::unique_ptr<EngineCore> core);
