@@ -90,11 +90,11 @@ class DamageReport {
                       damage.block.value, page.index);
       if (verdicts[i] == DamageVerdict::torn_program) {
         list(report_.notes, noted_, limit_,
-             fmt::format("torn {}: {} (the last programmed page of its block, as a power cut leaves it)", where,
+             fmt::format("torn {}: {} (among the last programmed pages of its block, as a power cut leaves them)", where,
                          page.why));
       } else {
         list(report_.errors, errors_, limit_,
-             fmt::format("damaged {}: {}; {}", where, page.why, rule_.unexplained_reason(damage)));
+             fmt::format("damaged {}: {}; {}", where, page.why, rule_.unexplained_reason(damage, page)));
       }
     }
   }

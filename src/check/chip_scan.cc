@@ -38,7 +38,7 @@ Status scan_chip(NandChip& chip, ChipScanSummary& summary, const std::function<v
           damage.pages.push_back({i, record.status().message()});
         } else if (chip.stores_data() && format::xxh3(data_run.subspan(std::size_t{i} * g.page_size_bytes,
                                                                        g.page_size_bytes)) != record->data_hash) {
-          damage.pages.push_back({i, "page data does not match the hash in its OOB record"});
+          damage.pages.push_back({i, "page data does not match the hash in its OOB record", true});
         } else {
           ++summary.pages_by_kind[static_cast<std::size_t>(record->kind)];
         }

@@ -108,13 +108,13 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
     const ByteSpan run_oob = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
     FLASHDIR_TRY(chip.read(g.first_page(block), programmed, run_data, run_oob));
     std::vector<ScannedPage> pages(programmed);
-    std::int64_t last_verified = -1;
+    std::int64_t last_whole_record = -1;  // torn pages can only follow it
     for (std::uint32_t i = 0; i < programmed; ++i) {
       auto page = verify_page(chip, g.page_at(block, i), run_data.subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes),
                               run_oob.subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
       if (!page.is_ok()) return page.status();
       pages[i] = page.value();
-      if (pages[i].verdict == Verdict::verified) last_verified = i;
+      if (pages[i].verdict != Verdict::unreadable) last_whole_record = i;
     }
     for (std::uint32_t i = 0; i < programmed; ++i) {
       const ScannedPage& page = pages[i];
@@ -142,12 +142,13 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
           continue;
         case Verdict::unreadable:
           // Only the last programmed pages of a block can be torn (a program cut short, or an
-          // erase leaving noise): a damaged page that verified pages follow is media damage,
-          // and its content, whatever it was, cannot be skipped silently.
-          if (static_cast<std::int64_t>(i) > last_verified || whole_chip) continue;
+          // erase leaving noise): a damaged page that whole records follow (a later program
+          // completed) is media damage, and its content, whatever it was, cannot be skipped
+          // silently. fsck's damage rule (src/check/damage_rule.cc) draws the same line.
+          if (static_cast<std::int64_t>(i) > last_whole_record || whole_chip) continue;
           return Status::corruption(fmt::format(
-              "page {} (block {}, page {}) fails verification on every read, yet verified pages follow it in its "
-              "block: media damage, not a power cut; fsck -y rebuilds the mapping without it",
+              "page {} (block {}, page {}) fails verification on every read, yet pages with whole records follow it "
+              "in its block: media damage, not a power cut; fsck -y rebuilds the mapping without it",
               ppn, b, i));
       }
       if (out.scanned_kind[b] == BlockKind::none) out.scanned_kind[b] = kind_of_page(record);

@@ -56,6 +56,11 @@ class ImageStore final : public PageStore {
   Status discard_block(BlockNumber block) override {
     FLASHDIR_TRY(check_writable());
     const Geometry& g = geometry();
+    // The OOB records go for good: a program the process does not finish claims its pages in
+    // the block table first, and they must then fail verification (zeros), never show a record
+    // from before this erase.
+    const std::vector<std::uint8_t> zeros(std::size_t{g.pages_per_block} * g.oob_size_bytes, 0);
+    FLASHDIR_TRY(pwrite_all(fd_.get(), zeros, oob_offset(g.first_page(block)), "image OOB area"));
     // Hole punching only gives the space back; a file system without it keeps the bytes,
     // which the chip never returns (erased pages read as 0xFF by the write pointer).
     if (::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,

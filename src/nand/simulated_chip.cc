@@ -55,11 +55,14 @@ Status SimulatedChip::program(Ppn first, std::uint32_t count, ConstByteSpan data
 
 Status SimulatedChip::erase(BlockNumber block) {
   FLASHDIR_TRY(check_erase(block));
+  // The old content goes before the block table says the block is erased: a process killed in
+  // between leaves the programmed pages unreadable, as an interrupted erase does, and a later
+  // program cut short never shows a page's record from before the erase.
+  FLASHDIR_TRY(store_->discard_block(block));
   BlockState state = store_->block_state(block);
   ++state.erase_count;
   state.next_page = 0;
   FLASHDIR_TRY(store_->set_block_state(block, state));
-  FLASHDIR_TRY(store_->discard_block(block));
   ++counters_.block_erases;
   account(1, latency_.erase_us);
   return Status::ok();

@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "check/chip_scan.h"
 #include "flashdir/nand/simulated_chip.h"
 #include "ftl/ftl_core.h"
+#include "ftl/layout.h"
 #include "ftl/ram/ram_manager.h"
 #include "ftl_harness.h"
 #include "read_flips.h"
@@ -57,11 +59,26 @@ struct Rig {
     return version_of(lpn, buffer);
   }
 
-  void damage(std::size_t oob_byte, bool in_data) {
+  void damage(std::size_t oob_byte, bool in_data) { damage_page(page, oob_byte, in_data); }
+  void damage_page(Ppn at, std::size_t oob_byte, bool in_data) {
     std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
-    REQUIRE_OK(store->read_pages(page, 1, data, oob));
+    REQUIRE_OK(store->read_pages(at, 1, data, oob));
     (in_data ? data[100] : oob[oob_byte]) ^= 0x10;
-    REQUIRE_OK(store->write_pages(page, 1, data, oob));
+    REQUIRE_OK(store->write_pages(at, 1, data, oob));
+  }
+
+  // What fsck's damage rule says of the damaged pages of `block` after an unclean shutdown.
+  std::vector<BlockDamage> judged(BlockNumber block, std::vector<DamageVerdict>& verdicts) {
+    auto layout = ftl::FtlLayout::compute(g, options.overprovision_permille);
+    REQUIRE_OK(layout);
+    DamageRule rule(false, layout->pool_first_block);
+    std::vector<BlockDamage> found;
+    ChipScanSummary summary;
+    REQUIRE_OK(scan_chip(chip, summary, [&](BlockDamage d) { found.push_back(std::move(d)); }, {}));
+    REQUIRE(found.size() == 1);
+    REQUIRE(found[0].block == block);
+    verdicts = rule.judge(found[0]);
+    return found;
   }
 };
 
@@ -116,4 +133,47 @@ TEST_CASE("recovery refuses a damaged record that verified pages follow, naming 
   auto ftl = Ftl::open(rig.chip, rig.clock, rig.options);
   REQUIRE_OK(ftl);
   CHECK((*ftl)->recovery().clean);
+}
+
+TEST_CASE("the damaged pages that end a block are torn for recovery and for fsck alike", "[ftl][recovery][damage]") {
+  // A program of several pages cut short leaves every page it did not finish damaged (an image
+  // file's process killed between the block table and the pages, say): both must skip them.
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO(format::mapping_scheme_name(scheme));
+  Rig rig(scheme);
+  const BlockNumber block = rig.g.block_of(rig.page);
+  const std::uint32_t programmed = rig.chip.next_page(block);
+  rig.damage_page(rig.g.page_at(block, programmed - 1), 20, false);
+  rig.damage_page(rig.g.page_at(block, programmed - 2), 20, false);
+  std::vector<DamageVerdict> verdicts;
+  rig.judged(block, verdicts);
+  CHECK(verdicts == std::vector<DamageVerdict>{DamageVerdict::torn_program, DamageVerdict::torn_program});
+  auto ftl = Ftl::open(rig.chip, rig.clock, rig.options);
+  REQUIRE_OK(ftl);
+  CHECK((*ftl)->recovery().damaged_pages == 2);
+}
+
+TEST_CASE("a damaged page that a whole record follows is media damage for recovery and for fsck alike",
+          "[ftl][recovery][damage]") {
+  // A page whose record verifies was programmed to the end, after any page before it: a damaged
+  // page before it was not torn by a cut, and neither was its own data.
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO(format::mapping_scheme_name(scheme));
+  Rig rig(scheme);
+  const BlockNumber block = rig.g.block_of(rig.page);
+  const std::uint32_t programmed = rig.chip.next_page(block);
+  const Ppn torn_looking = rig.g.page_at(block, programmed - 2);
+  rig.damage_page(rig.g.page_at(block, programmed - 1), 0, true);
+  rig.damage_page(torn_looking, 20, false);
+  std::vector<DamageVerdict> verdicts;
+  const std::vector<BlockDamage> found = rig.judged(block, verdicts);
+  CHECK(verdicts == std::vector<DamageVerdict>{DamageVerdict::unexplained, DamageVerdict::unexplained});
+  DamageRule rule(false, 0);
+  CHECK_THAT(rule.unexplained_reason(found[0], found[0].pages[0]), Catch::Contains("whole records follow it"));
+  CHECK_THAT(rule.unexplained_reason(found[0], found[0].pages[1]), Catch::Contains("its OOB record verifies"));
+  const auto opened = Ftl::open(rig.chip, rig.clock, rig.options);
+  REQUIRE_FALSE(opened.is_ok());
+  CHECK(opened.status().code() == StatusCode::corruption);
+  CHECK_THAT(opened.status().message(), Catch::Contains(fmt::format("page {} (block", torn_looking.value)) &&
+                                            Catch::Contains("media damage"));
 }

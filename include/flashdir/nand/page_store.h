@@ -35,7 +35,8 @@ class PageStore {
   // Raw page access; the caller has checked ranges and sizes. Empty spans are skipped.
   virtual Status read_pages(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) = 0;
   virtual Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) = 0;
-  // Releases the storage of an erased block (hole punching for images).
+  // Releases the storage of a block being erased (hole punching for images); afterwards no page
+  // of it holds a valid OOB record, whatever the block table says.
   virtual Status discard_block(BlockNumber block) = 0;
   virtual Status sync() = 0;
 };
