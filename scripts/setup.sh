@@ -40,3 +40,7 @@ configure_release() { configure_build build --buildtype=release -Db_ndebug=false
 configure_asan() {
   configure_build build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
 }
+# ThreadSanitizer, for the multi-threaded suites only (scripts/test.sh builds just their targets).
+configure_tsan() {
+  configure_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dwerror=true
+}
