@@ -101,5 +101,6 @@ Status Engine::rename(std::string_view from, std::string_view to) { return core_
 Status Engine::unlink(std::string_view relative_path) { return core_->unlink(relative_path); }
 Status Engine::close() { return core_->close(); }
 EngineStats Engine::stats() const { return core_->stats(); }
+FtlStats Engine::ftl_stats() const { return core_->ftl_stats(); }
 
 }  // namespace flashdir::cache

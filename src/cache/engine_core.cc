@@ -641,6 +641,11 @@ Status EngineCore::check_alive() const {
 
 // ---- stats ----
 
+FtlStats EngineCore::ftl_stats() const {
+  std::lock_guard lock(cache_mutex_);
+  return ftl_.stats();
+}
+
 EngineStats EngineCore::stats() const {
   EngineStats s;
   s.read_requests = counters_.read_requests;

@@ -42,6 +42,7 @@ class EngineCore {
   Status unlinked(std::string_view relative_path);
   Status close();
   EngineStats stats() const;
+  FtlStats ftl_stats() const;
 
   BackingStore& backing() { return backing_; }
 
