@@ -641,6 +641,11 @@ Status EngineCore::check_alive() const {
 
 // ---- stats ----
 
+FtlStats EngineCore::ftl_stats() const {
+  std::lock_guard lock(cache_mutex_);
+  return ftl_.stats();
+}
+
 EngineStats EngineCore::stats() const {
   EngineStats s;
   s.read_requests = counters_.read_requests;
@@ -671,11 +676,6 @@ EngineStats EngineCore::stats() const {
   s.ram_bytes_per_cached_page =
       s.capacity_pages == 0 ? 0 : static_cast<double>(s.ram_index_bytes) / static_cast<double>(s.capacity_pages);
   return s;
-}
-
-FtlStats EngineCore::ftl_stats() const {
-  std::lock_guard cache(cache_mutex_);
-  return ftl_.stats();
 }
 
 }  // namespace flashdir::cache

@@ -7,6 +7,7 @@
 #include "flashdir/cache_dir.h"
 #include "flashdir/clock.h"
 #include "flashdir/nand/page_store.h"
+#include "flashdir/nand/real_time_chip.h"
 #include "flashdir/nand/simulated_chip.h"
 
 namespace flashdir::cache {
@@ -18,6 +19,7 @@ struct MountedCache::Parts {
   std::shared_ptr<PageStore> image;
   SimClock clock;
   std::unique_ptr<SimulatedChip> chip;
+  std::unique_ptr<RealTimeChip> real_time_chip;  // ChipTiming::real_time: wraps `chip`
   std::unique_ptr<Ftl> ftl;
   std::unique_ptr<Catalog> catalog;
   bool closed = false;
@@ -28,7 +30,8 @@ struct MountedCache::Parts {
 Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::path& cache_dir,
                                                          std::unique_ptr<BackingStore> backing,
                                                          const EngineOptions& options,
-                                                         std::optional<FtlOptions> ftl_choice) {
+                                                         std::optional<FtlOptions> ftl_choice,
+                                                         ChipTiming timing) {
   auto parts = std::make_unique<Parts>(cache_dir);
   parts->backing = std::move(backing);
   auto sb = read_superblock_file(parts->paths.superblock);
@@ -47,7 +50,12 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   parts->superblock.clean_shutdown = false;
   FLASHDIR_TRY(update_superblock_file(parts->paths.superblock, parts->superblock));
   parts->chip = std::make_unique<SimulatedChip>(parts->image, parts->superblock.latency, parts->clock);
-  auto ftl = Ftl::open(*parts->chip, parts->clock, ftl_choice.value_or(ftl_options(parts->superblock)));
+  NandChip* chip = parts->chip.get();
+  if (timing == ChipTiming::real_time) {
+    parts->real_time_chip = std::make_unique<RealTimeChip>(*parts->chip, parts->clock);
+    chip = parts->real_time_chip.get();
+  }
+  auto ftl = Ftl::open(*chip, parts->clock, ftl_choice.value_or(ftl_options(parts->superblock)));
   if (!ftl.is_ok()) return ftl.status();
   parts->ftl = std::move(ftl.value());
   auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options);

@@ -210,7 +210,10 @@ int run_mount(const MountRequest& request) {
   auto backing_store = cache::open_posix_backing_store(backing->canonical);
   if (!backing_store.is_ok()) return refuse(backing_store.status());
   auto mounted = cache::MountedCache::open(cache->dir, std::move(backing_store.value()), engine_options(request.options),
-                                           ftl_options_for(cache->superblock, request.options));
+                                           ftl_options_for(cache->superblock, request.options),
+                                           request.options.nand_latency == NandLatencyMode::emulate
+                                               ? cache::ChipTiming::real_time
+                                               : cache::ChipTiming::simulated);
   if (!mounted.is_ok()) return refuse(mounted.status().with_context(fmt::format("opening the cache {}", cache->dir.string())));
   const auto restart = mounted.value()->engine().stats().restart;
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,

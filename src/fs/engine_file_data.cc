@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "fs/device_stats.h"
+#include "fs/ftl_stats_section.h"
 #include "fs/passthrough_file_data.h"
 
 namespace flashdir::fs {
@@ -132,7 +132,7 @@ std::vector<StatsSection> EngineFileData::stats() const {
   StatsSection section{"cache", {}};
   for (auto& [name, value] : cache::stats_rows(cache_->engine().stats())) section.rows.emplace_back(name, value);
   section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
-  return {section, device_section(cache_->engine().ftl_stats())};
+  return {section, ftl_stats_section(cache_->engine().ftl_stats())};
 }
 
 }  // namespace flashdir::fs

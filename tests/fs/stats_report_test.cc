@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "fs/device_stats.h"
+#include "fs/ftl_stats_section.h"
 #include "fs/stats_report.h"
 
 using namespace flashdir;
@@ -31,7 +31,7 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   CHECK(json.begin().key() == "requests");
 }
 
-TEST_CASE("the device section shows the FTL's counters, wear and RAM split") {
+TEST_CASE("the ftl section shows the FTL's counters, wear and RAM split") {
   FtlStats ftl;
   ftl.write_pages = 100;
   ftl.chip_page_programs = 150;
@@ -43,8 +43,8 @@ TEST_CASE("the device section shows the FTL's counters, wear and RAM split") {
   ftl.ram_budget_bytes = 1 << 20;
   ftl.ram_mapping_bytes = 3 << 18;
   ftl.ram_buffer_bytes = 1 << 18;
-  const StatsSection device = device_section(ftl);
-  CHECK(device.name == "device");
+  const StatsSection device = ftl_stats_section(ftl);
+  CHECK(device.name == "ftl");
   auto value = [&](const std::string& name) {
     for (const auto& [row, v] : device.rows)
       if (row == name) return v;

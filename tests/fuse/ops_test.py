@@ -426,7 +426,7 @@ def main():
             with open(f"{mountpoint}/.flashdir/stats.json") as f:
                 stats = json.load(f)
             check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
-            device = stats["device"]
+            device = stats["ftl"]
             # Host pages may still sit in the device's write buffer: programs can be fewer.
             check.check(device["host_write_pages"] > 0 and device["chip_page_programs"] > 0
                         and abs(device["write_amplification"] * device["host_write_pages"] - device["chip_page_programs"]) < 1e-6,

@@ -144,14 +144,18 @@ class Engine {
   Status close();
 
   EngineStats stats() const;
-  // The FTL's counters (chip operations, GC, write amplification, wear, device RAM), read under
-  // the engine's cache lock: the FTL is not thread-safe.
+  // The FTL's counters (chip operations, GC, write amplification, erase counts, RAM split),
+  // read under the cache lock so that no request changes the FTL meanwhile.
   FtlStats ftl_stats() const;
 
  private:
   explicit Engine(std::unique_ptr<EngineCore> core);
   std::unique_ptr<EngineCore> core_;
 };
+
+// How the chip's latency is felt: simulated only advances the chip's clock; real_time also
+// sleeps for it after each chip operation (the daemon's nand_latency=emulate).
+enum class ChipTiming { simulated, real_time };
 
 // A cache directory opened for use: superblock, chip image, FTL, catalog and the engine, owned
 // together and closed in order.
@@ -162,7 +166,8 @@ class MountedCache {
   static Result<std::unique_ptr<MountedCache>> open(const std::filesystem::path& cache_dir,
                                                     std::unique_ptr<BackingStore> backing,
                                                     const EngineOptions& options,
-                                                    std::optional<FtlOptions> ftl = std::nullopt);
+                                                    std::optional<FtlOptions> ftl = std::nullopt,
+                                                    ChipTiming timing = ChipTiming::simulated);
   ~MountedCache();  // closes if close() was not called (errors are logged)
   Engine& engine() { return *engine_; }
   Ftl& ftl();

@@ -1,0 +1,34 @@
+#include "fs/ftl_stats_section.h"
+
+namespace flashdir::fs {
+
+StatsSection ftl_stats_section(const FtlStats& s) {
+  return StatsSection{"ftl",
+                      {
+                          {"host_read_pages", s.read_pages},
+                          {"host_write_pages", s.write_pages},
+                          {"host_trim_pages", s.trim_pages},
+                          {"chip_page_reads", s.chip_page_reads},
+                          {"chip_page_programs", s.chip_page_programs},
+                          {"chip_block_erases", s.chip_block_erases},
+                          {"chip_busy_ns", s.chip_busy_ns},
+                          {"write_amplification", s.write_amplification()},
+                          {"gc_runs", s.gc_runs},
+                          {"gc_data_copies", s.gc_data_copies},
+                          {"gc_translation_copies", s.gc_translation_copies},
+                          {"erase_count_min", std::uint64_t{s.erase_count_min}},
+                          {"erase_count_mean", s.erase_count_mean},
+                          {"erase_count_max", std::uint64_t{s.erase_count_max}},
+                          {"ram_budget_bytes", s.ram_budget_bytes},
+                          {"ram_mapping_bytes", s.ram_mapping_bytes},
+                          {"ram_buffer_bytes", s.ram_buffer_bytes},
+                          {"ram_peak_mapping_bytes", s.ram_peak_mapping_bytes},
+                          {"ram_peak_buffer_bytes", s.ram_peak_buffer_bytes},
+                          {"mapping_hit_ratio", FtlStats::ratio(s.mapping_hits, s.mapping_lookups)},
+                          {"checkpoints", s.checkpoints},
+                          {"free_blocks", s.free_blocks},
+                          {"logical_pages", s.logical_pages},
+                      }};
+}
+
+}  // namespace flashdir::fs
