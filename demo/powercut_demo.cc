@@ -80,8 +80,17 @@ int fail(const Status& status) {
 
 // Prints how an open went. Returns false if recovery found what a power cut cannot explain:
 // mappings into vanished pages, pages claimed twice, lost data.
-bool report_recovery(const RecoveryReport& recovery, std::string_view when) {
-  if (recovery.clean) return true;
+bool report_recovery(const Ftl& ftl, std::string_view when) {
+  const RecoveryReport& recovery = ftl.recovery();
+  if (recovery.clean) {
+    // A clean open replays nothing (its report counts no loss), but the checkpoint still lists
+    // the LPNs lost earlier (that fsck -y gave up, say): they count as much.
+    const std::size_t lost = ftl.lost_lpns().size();
+    if (lost == 0) return true;
+    fmt::print("{}: clean open from checkpoint {}, {} lost LPNs recorded earlier\n", when,
+               recovery.checkpoint_generation, lost);
+    return false;
+  }
   fmt::print("{}: recovery from checkpoint {}: {} blocks scanned, {} data and {} translation pages replayed, "
              "{} damaged pages skipped, {} dangling mappings, {} shared pages, {} lost LPNs\n",
              when, recovery.checkpoint_generation, recovery.scanned_blocks, recovery.replayed_data_pages,
@@ -141,8 +150,9 @@ int main(int argc, char** argv) {
     auto ftl = Ftl::open(chip, clock, options);
     if (!ftl.is_ok()) return fail(ftl.status());
     // The cache may carry damage from before the run (an earlier cut): say so before adding to it.
-    if (!report_recovery((*ftl)->recovery(), "before the run")) {
-      fmt::print("the cache was damaged before this run; run fsck.flashdir on it\n");
+    if (!report_recovery(**ftl, "before the run")) {
+      fmt::print("the cache was damaged before this run; run fsck.flashdir on it (it lists lost LPNs; make a new "
+                 "cache with mkfs.flashdir to start afresh)\n");
       return 2;
     }
     const std::uint64_t L = (*ftl)->logical_pages();
@@ -221,7 +231,7 @@ int main(int argc, char** argv) {
   SimulatedChip chip(store.value(), superblock.latency, clock);
   auto ftl = Ftl::open(chip, clock, options);
   if (!ftl.is_ok()) return fail(ftl.status());
-  const bool recovery_sound = report_recovery((*ftl)->recovery(), "after the cut");
+  const bool recovery_sound = report_recovery(**ftl, "after the cut");
 
   std::vector<std::uint8_t> page(g.page_size_bytes);
   Status read_error;

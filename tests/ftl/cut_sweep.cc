@@ -105,6 +105,7 @@ void CutSweep::cut_once(std::uint64_t op, InFlight in_flight, std::uint64_t run,
   REQUIRE_OK(reopened);
   REQUIRE((*reopened)->recovery().dangling_mappings == 0);
   REQUIRE((*reopened)->recovery().shared_pages == 0);
+  REQUIRE((*reopened)->lost_lpns().empty());  // lost before this cut or by it (reads would fail too)
   REQUIRE(verify_and_settle(**reopened, played.oracle, played.durable) == "");
   if (check) check(CutOutcome{op, what, faulty.cut(), **reopened, recording_});
 
