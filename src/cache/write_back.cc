@@ -138,6 +138,9 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     for (std::size_t k = 0; k < flushed.size(); ++k)
       if (slots_.occupied(flushed[k]) && slots_.key(flushed[k]) == keys[k] && slots_.finish_flush(flushed[k]))
         clean.push_back(flushed[k]);
+    // The clean copy must be on the chip before its entry says clean: a cut that loses the data
+    // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
+    if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
     if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
     counters_.written_back_pages += clean.size();
     written += flushed.size();
