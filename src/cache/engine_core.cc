@@ -199,6 +199,19 @@ Result<OpenHandle*> EngineCore::handle_of(FileHandle handle) {
   return it->second.get();
 }
 
+Result<std::uint64_t> EngineCore::size(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  return (*open)->file->size_bytes.load();
+}
+
+std::optional<std::uint64_t> EngineCore::open_file_size(std::string_view relative_path) {
+  std::lock_guard names(namespace_mutex_);
+  const auto it = open_files_.find(std::string(relative_path));
+  if (it == open_files_.end()) return std::nullopt;
+  return it->second->size_bytes.load();
+}
+
 Status EngineCore::release(FileHandle handle) {
   std::lock_guard names(namespace_mutex_);
   std::unique_ptr<OpenHandle> released;

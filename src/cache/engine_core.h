@@ -40,6 +40,8 @@ class EngineCore {
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
+  Result<std::uint64_t> size(FileHandle handle);
+  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   Status release(FileHandle handle);
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);

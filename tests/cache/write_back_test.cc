@@ -45,6 +45,9 @@ TEST_CASE("write-back keeps writes in the cache until the last release writes th
   apply(model, model.size() + P, extension);
 
   CHECK(rig.get("f") == original);  // nothing reached the backing file yet
+  CHECK(rig.engine().size(*file).value() == model.size());
+  CHECK(rig.engine().open_file_size("f") == model.size());
+  CHECK_FALSE(rig.engine().open_file_size("g").has_value());
   CHECK(rig.engine().stats().dirty_pages == 6);
   std::vector<std::uint8_t> read(model.size() + 10);
   auto got = rig.engine().read(*file, 0, read);

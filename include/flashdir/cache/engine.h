@@ -130,6 +130,11 @@ class Engine {
   // write-back: the file's dirty pages become durable in the cache (FTL durable watermark and
   // metadata), and the backing file is synced; other modes: the backing file is synced.
   Status fsync(FileHandle file);
+  // The file's size as the engine has it: in write-back, past the backing file's end until the
+  // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.
+  Result<std::uint64_t> size(FileHandle file);
+  // The same by path, for a file open through the engine (nullopt if it is not).
+  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   // Releases the handle; the last release of a file writes its dirty pages back.
   Status release(FileHandle file);
   // Renames (unlinks) in the backing store and in the catalog; cached pages follow the file
