@@ -12,9 +12,6 @@
 namespace flashdir::cache {
 namespace {
 
-// Pages moved in one FTL request at most (a run of consecutive slots).
-constexpr std::uint32_t kMaxRunPages = 64;
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -43,8 +40,6 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
                                                      const EngineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   FLASHDIR_TRY(options.validate());
-  if (options.write_mode == WriteMode::write_back)
-    return Status::invalid_argument("write-back is not available in this version of the engine");
   auto layout = SlotLayout::compute(ftl.logical_pages(), ftl.page_size_bytes());
   if (!layout.is_ok()) return layout.status();
   std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout));
@@ -69,32 +64,75 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
   }
   FLASHDIR_TRY(catalog.put_options_text(options.to_json()));
   core->restart_.seconds = seconds_since(start);
+  if (options.write_mode == WriteMode::write_back) core->flusher_ = std::thread([raw = core.get()] { raw->run_flusher(); });
   return core;
 }
+
+EngineCore::~EngineCore() { stop_flusher(); }
 
 Status EngineCore::recover(const RecoveredSlots& recovered) {
   restart_.clean_shutdown = recovered.clean_shutdown;
   restart_.dropped_slots = recovered.dropped;
+  restart_.dirty_slots = recovered.dirty;
   std::vector<SlotIndex> orphans;
+  std::vector<std::uint64_t> dirty_files;
   for (const RecoveredSlot& found : recovered.usable) {
-    if (found.entry.dirty) {
-      // Only write-back makes dirty slots, and this engine has none; a cache that holds some
-      // was used by a build that had it. Nothing is lost by refusing; everything by guessing.
-      return Status::invalid_argument("the cache holds dirty pages, which this version cannot write back");
-    }
     auto file = catalog_.find_by_id(found.entry.file_id);
     if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
     if (!file.is_ok()) {
       orphans.push_back(found.slot);
+      if (found.entry.dirty) ++restart_.lost_dirty_slots;
       continue;
     }
     slots_.insert(found.slot, SlotKey{found.entry.file_id, found.entry.page_no});
+    if (found.entry.dirty) {
+      slots_.set_dirty(found.slot);
+      dirty_files.push_back(found.entry.file_id);
+    }
   }
   if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
   restart_.usable_slots = slots_.used();
   restart_.orphan_slots = orphans.size();
+  std::sort(dirty_files.begin(), dirty_files.end());
+  dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
+  FLASHDIR_TRY(write_back_recovered(dirty_files));
   const std::uint64_t seen = restart_.usable_slots + restart_.dropped_slots + restart_.orphan_slots;
   restart_.usable_fraction = seen == 0 ? 1.0 : static_cast<double>(restart_.usable_slots) / static_cast<double>(seen);
+  return Status::ok();
+}
+
+Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_ids) {
+  for (std::uint64_t file_id : file_ids) {
+    auto known = catalog_.find_by_id(file_id);
+    if (!known.is_ok()) return known.status();
+    const std::uint64_t dirty = slots_.dirty_slots_of(file_id).size();
+    auto file = backing_.open(known->relative_path);
+    if (!file.is_ok()) {
+      if (file.status().code() != StatusCode::not_found) return file.status();
+      // The backing file is gone: nowhere to write its pages. Reported, then dropped.
+      restart_.lost_dirty_slots += dirty;
+      if (Status s = store_->invalidate_file(file_id, slots_.slots_of(file_id)); !s.is_ok()) return fail(s);
+      for (SlotIndex slot : slots_.slots_of(file_id)) slots_.remove(slot);
+      continue;
+    }
+    auto before = (*file)->stat();
+    if (!before.is_ok()) return before.status();
+    if (*before != known->identity) {
+      // Changed since the catalog last saw it (the engine's own write-backs before the cut, or
+      // someone else): its clean pages cannot be trusted; its dirty ones are the newest data.
+      std::vector<SlotIndex> clean;
+      for (SlotIndex slot : slots_.slots_of(file_id))
+        if (!slots_.dirty(slot)) clean.push_back(slot);
+      if (Status s = store_->invalidate_file(file_id, clean); !s.is_ok()) return fail(s);
+      for (SlotIndex slot : clean) slots_.remove(slot);
+    }
+    // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file).
+    FLASHDIR_TRY(write_back(file_id, **file, before->size_bytes, 0));
+    restart_.written_back_slots += dirty;
+    auto after = (*file)->stat();
+    if (!after.is_ok()) return after.status();
+    FLASHDIR_TRY(catalog_.update_identity(file_id, *after));
+  }
   return Status::ok();
 }
 
@@ -161,6 +199,19 @@ Result<OpenHandle*> EngineCore::handle_of(FileHandle handle) {
   return it->second.get();
 }
 
+Result<std::uint64_t> EngineCore::size(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  return (*open)->file->size_bytes.load();
+}
+
+std::optional<std::uint64_t> EngineCore::open_file_size(std::string_view relative_path) {
+  std::lock_guard names(namespace_mutex_);
+  const auto it = open_files_.find(std::string(relative_path));
+  if (it == open_files_.end()) return std::nullopt;
+  return it->second->size_bytes.load();
+}
+
 Status EngineCore::release(FileHandle handle) {
   std::lock_guard names(namespace_mutex_);
   std::unique_ptr<OpenHandle> released;
@@ -173,13 +224,30 @@ Status EngineCore::release(FileHandle handle) {
   }
   FileState& file = *released->file;
   if (--file.open_handles > 0) return Status::ok();
+  const auto forget_dirty = [&] {
+    // Under cache_mutex_: the file keeps no dirty pages, the flusher no reference to it.
+    if (auto it = dirty_files_.find(file.file_id); it != dirty_files_.end() && it->second == released->file &&
+                                                   slots_.dirty_slots_of(file.file_id, 1).empty())
+      dirty_files_.erase(it);
+  };
   if (file.unlinked) {
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
-    return drop_file_pages(file.file_id, 0);
+    FLASHDIR_TRY(drop_file_pages(file.file_id, 0));
+    forget_dirty();
+    return Status::ok();
   }
   if (auto it = open_files_.find(file.path); it != open_files_.end() && it->second == released->file)
     open_files_.erase(it);
+  std::lock_guard backing_lock(file.backing_mutex);
+  // The last release writes the file's dirty pages back (they stay dirty, and the file known to
+  // the flusher, if that fails).
+  FLASHDIR_TRY(flush_file_locked(file, 0));
+  {
+    std::lock_guard cache(cache_mutex_);
+    forget_dirty();
+  }
+  file.write_target.reset();
   auto identity = released->backing->stat();
   if (!identity.is_ok()) return identity.status();
   if (*identity != file.expected) {
@@ -327,8 +395,9 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
         if (first_admitted < missing) {
           std::lock_guard cache(cache_mutex_);
           FLASHDIR_TRY(check_alive());
-          FLASHDIR_TRY(store_pages(file.file_id, page + first_admitted, missing - first_admitted,
-                                   ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true));
+          auto stored = store_pages(file.file_id, page + first_admitted, missing - first_admitted,
+                                    ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true);
+          if (!stored.is_ok()) return stored.status();
         }
       } else {
         counters_.cutoff_bypassed_pages += missing;
@@ -356,6 +425,8 @@ Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, C
   const std::uint64_t first_page = offset / page_size_;
   const std::uint64_t last_page = (end - 1) / page_size_;
   counters_.written_pages += last_page - first_page + 1;
+  if (options_.write_mode == WriteMode::write_back)
+    return write_into_cache((*open)->file, (*open)->backing, offset, data);
 
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.
@@ -365,6 +436,7 @@ Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, C
       return s;
     }
     file.size_bytes = std::max(file.size_bytes.load(), end);
+    std::lock_guard backing_lock(file.backing_mutex);
     FLASHDIR_TRY(note_own_change(file, backing));
     return data.size();
   }
@@ -378,7 +450,10 @@ Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, C
   }
   const std::uint64_t new_size = std::max(file.size_bytes.load(), end);
   file.size_bytes = new_size;
-  FLASHDIR_TRY(note_own_change(file, backing));
+  {
+    std::lock_guard backing_lock(file.backing_mutex);
+    FLASHDIR_TRY(note_own_change(file, backing));
+  }
   const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
                      file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;
 
@@ -413,8 +488,9 @@ Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, C
     std::size_t stop = i;
     while (stop < page_count && keep[stop]) ++stop;
     if (!admit) counters_.cutoff_bypassed_pages += stop - i;
-    FLASHDIR_TRY(store_pages(file.file_id, first_page + i, static_cast<std::uint32_t>(stop - i),
-                             ConstByteSpan(pages).subspan(i * page_size_, (stop - i) * page_size_), admit));
+    auto stored = store_pages(file.file_id, first_page + i, static_cast<std::uint32_t>(stop - i),
+                              ConstByteSpan(pages).subspan(i * page_size_, (stop - i) * page_size_), admit);
+    if (!stored.is_ok()) return stored.status();
     i = stop;
   }
   return data.size();
@@ -425,6 +501,9 @@ Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
+  std::lock_guard backing_lock(file.backing_mutex);
+  // write-back: the dirty pages go back first, so that the backing file holds every byte kept.
+  FLASHDIR_TRY(flush_file_locked(file, 0));
   // Pages from the one holding the new end on are dropped first (durably): after a cut the
   // cache must not bring back bytes beyond an end the backing file may already have.
   {
@@ -447,6 +526,8 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   BackingFile& backing = *(*open)->backing;
   std::unique_lock file_lock(file.lock);
   if (length == 0) return Status::invalid_argument("fallocate of an empty range");
+  std::lock_guard backing_lock(file.backing_mutex);
+  FLASHDIR_TRY(flush_file_locked(file, 0));
   // Plain allocation (with or without KEEP_SIZE) leaves every byte as it was; the other modes
   // change bytes in the range, and collapse and insert move every byte after it.
   constexpr int kKeepSize = 0x01;  // FALLOC_FL_KEEP_SIZE
@@ -483,7 +564,27 @@ Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
 Status EngineCore::fsync(FileHandle handle) {
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
-  std::unique_lock file_lock((*open)->file->lock);
+  FileState& file = *(*open)->file;
+  std::unique_lock file_lock(file.lock);
+  if (options_.write_mode == WriteMode::write_back) {
+    // The dirty pages become durable in the cache, and the backing file takes the file's size:
+    // a restart writes dirty pages back up to the backing file's end, so the size must be there.
+    std::lock_guard backing_lock(file.backing_mutex);
+    BackingFile& backing = *(*open)->backing;
+    auto identity = backing.stat();
+    if (!identity.is_ok()) return identity.status();
+    if (identity->size_bytes < file.size_bytes) {
+      if (Status s = backing.truncate(file.size_bytes); !s.is_ok()) {
+        ++counters_.backing_errors;
+        return s;
+      }
+      FLASHDIR_TRY(note_own_change(file, backing));
+    }
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    const auto dirty = slots_.dirty_slots_of(file.file_id);
+    if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
+  }
   // Write-through and write-around: every byte written is in the backing file already.
   if (Status s = (*open)->backing->sync(); !s.is_ok()) {
     ++counters_.backing_errors;
@@ -493,7 +594,17 @@ Status EngineCore::fsync(FileHandle handle) {
 }
 
 Status EngineCore::close() {
+  stop_flusher();
   std::lock_guard names(namespace_mutex_);
+  std::vector<std::shared_ptr<FileState>> dirty;
+  {
+    std::lock_guard cache(cache_mutex_);
+    for (const auto& [file_id, file] : dirty_files_) dirty.push_back(file);
+  }
+  for (const auto& file : dirty) {
+    std::lock_guard backing_lock(file->backing_mutex);
+    FLASHDIR_TRY(flush_file_locked(*file, 0));
+  }
   std::lock_guard cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
   closed_ = true;
@@ -523,7 +634,12 @@ Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::ui
       Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
       if (one.code() == StatusCode::corruption) {
         ++counters_.corrupt_pages;
+        const bool dirty = slots_.dirty(slot + i);
         FLASHDIR_TRY(drop_slots({slot + i}));
+        // A dirty page has no other copy: the read fails rather than serve older bytes.
+        if (dirty)
+          return Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
+                                                page + i, file_id));
         run = i;
         break;
       }
@@ -542,23 +658,32 @@ std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page,
   return run;
 }
 
-Status EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
-                               ConstByteSpan data, bool admit_new) {
+Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
+                                              ConstByteSpan data, bool admit_new, bool dirty) {
   // Never more new pages at once than half the cache: the rest of it must stay evictable.
   const std::uint32_t limit = std::max<std::uint32_t>(1, slots_.capacity() / 2);
   std::vector<SlotWrite> writes;
   std::vector<std::uint32_t> pieces;  // which page of `data` each write carries
   absl::flat_hash_set<SlotIndex> in_batch;
-  for (std::uint32_t i = 0; i < count; ++i) {
+  std::uint32_t handled = 0;
+  for (std::uint32_t i = 0; i < count; ++i, handled = i) {
     const SlotKey key{file_id, first_page + i};
     if (const SlotIndex* cached = slots_.find(key)) {
-      writes.push_back({*cached, SlotEntry{file_id, key.page_no, false}});
+      writes.push_back({*cached, SlotEntry{file_id, key.page_no, dirty || slots_.dirty(*cached)}});
       in_batch.insert(*cached);
     } else {
+      if (dirty && writes.size() >= limit) break;
       if (!admit_new || writes.size() >= limit) continue;
-      // The hand passes over the slots this batch writes (fewer than half the cache).
-      SlotIndex slot = slots_.next_for_insert();
-      while (in_batch.contains(slot)) slot = slots_.next_for_insert();
+      // The hand passes over the slots this batch writes (fewer than half the cache); with the
+      // rest dirty, a full turn finds none.
+      std::optional<SlotIndex> free = slots_.next_for_insert();
+      for (std::uint32_t turned = 0; free && in_batch.contains(*free); ++turned)
+        free = turned < 2 * slots_.capacity() ? slots_.next_for_insert() : std::nullopt;
+      if (!free) {
+        if (dirty) break;  // every slot is dirty: the writer waits for the flusher
+        continue;
+      }
+      const SlotIndex slot = *free;
       in_batch.insert(slot);
       if (slots_.occupied(slot)) {
         // The CLOCK victim: its drop reaches the chip with the page's next write (a cut before
@@ -568,7 +693,7 @@ Status EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, 
         ++counters_.evicted_pages;
       }
       slots_.insert(slot, key);
-      writes.push_back({slot, SlotEntry{file_id, key.page_no, false}});
+      writes.push_back({slot, SlotEntry{file_id, key.page_no, dirty}});
       ++counters_.admitted_pages;
     }
     pieces.push_back(i);
@@ -591,9 +716,11 @@ Status EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, 
     if (!seq.is_ok()) return fail(seq.status());
     if (Status s = store_->after_data_write(run_slots, *seq); !s.is_ok()) return fail(s);
     store_->on_durable(ftl_.durable_seq());
+    if (dirty)
+      for (SlotIndex slot : run_slots) slots_.set_dirty(slot);
     start = stop;
   }
-  return Status::ok();
+  return handled;
 }
 
 Status EngineCore::drop_slots(const std::vector<SlotIndex>& slots) {
@@ -661,6 +788,8 @@ EngineStats EngineCore::stats() const {
   s.corrupt_pages = counters_.corrupt_pages;
   s.stale_drops = counters_.stale_drops;
   s.backing_errors = counters_.backing_errors;
+  s.written_back_pages = counters_.written_back_pages;
+  s.writer_waits = counters_.writer_waits;
   s.restart = restart_;
   {
     std::shared_lock handles(handles_mutex_);
@@ -669,6 +798,7 @@ EngineStats EngineCore::stats() const {
   std::lock_guard cache(cache_mutex_);
   s.capacity_pages = slots_.capacity();
   s.cached_pages = slots_.used();
+  s.dirty_pages = slots_.dirty_count();
   const MetadataCounters meta = store_->counters();
   s.metadata_writes = meta.metadata_writes;
   s.metadata_entries_written = meta.entries_written;

@@ -5,15 +5,19 @@
 //   namespace_mutex_   opens, releases, renames, unlinks, close: the catalog and the open-file
 //                      maps change together
 //   FileState::lock    per file: shared for reads, exclusive for writes, truncates, fsyncs
+//   FileState::backing_mutex  per file: the engine's own changes to the backing file outside
+//                      FileState::lock (the write-back flusher takes only this and the next)
 //   cache_mutex_       the slot table, the FTL and the metadata store; held for slot work and
 //                      chip I/O, never across backing I/O
 //   handles_mutex_     the handle map only (leaf)
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +32,7 @@ class EngineCore {
  public:
   static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
                                                   const EngineOptions& options);
+  ~EngineCore();  // stops the flusher; writes nothing back (close() does)
 
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
   Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
@@ -35,6 +40,8 @@ class EngineCore {
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
+  Result<std::uint64_t> size(FileHandle handle);
+  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   Status release(FileHandle handle);
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);
@@ -46,6 +53,9 @@ class EngineCore {
 
   BackingStore& backing() { return backing_; }
 
+  // Pages moved in one FTL request at most (a run of consecutive slots).
+  static constexpr std::uint32_t kMaxRunPages = 64;
+
  private:
   EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
              const SlotLayout& layout);
@@ -53,10 +63,13 @@ class EngineCore {
   struct Counters {
     std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
         write_requests{0}, written_pages{0}, admitted_pages{0}, cutoff_bypassed_pages{0}, not_promoted_pages{0},
-        evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0};
+        evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0}, written_back_pages{0},
+        writer_waits{0};
   };
 
   Status recover(const RecoveredSlots& recovered);
+  // Restart: the dirty pages found go back to their files (named by the catalog).
+  Status write_back_recovered(const std::vector<std::uint64_t>& file_ids);
   Result<OpenHandle*> handle_of(FileHandle handle);
   Status refresh_after_rename(std::string_view to);
   // Checks the backing file against the catalog; a changed file loses its pages durably first.
@@ -70,10 +83,22 @@ class EngineCore {
                                         ByteSpan out);
   // Under cache_mutex_: pages from `page` on that are not cached, up to `max_pages`.
   std::uint32_t missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const;
+  // write-back: a write into the cache as dirty pages (file lock held exclusively).
+  Result<std::size_t> write_into_cache(const std::shared_ptr<FileState>& file, const std::shared_ptr<BackingFile>& backing,
+                                       std::uint64_t offset, ConstByteSpan data);
+  // Writes dirty pages of `file_id` back to `target` (cut at `size_bytes`), syncs it and marks
+  // them clean; at most about `max_pages` (0: all). Takes cache_mutex_ only around slot work.
+  Status write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes, std::size_t max_pages);
+  // write_back() for an open file, its backing_mutex held.
+  Status flush_file_locked(FileState& file, std::size_t max_pages);
+  void run_flusher();
+  void stop_flusher();
   // Under cache_mutex_: puts `count` pages of data (page-sized pieces) into the cache: cached
-  // pages are rewritten in place, the others take new slots (evicting by CLOCK).
-  Status store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count, ConstByteSpan data,
-                     bool admit_new);
+  // pages are rewritten in place, the others take new slots (evicting by CLOCK). Dirty pages
+  // (write-back) stop at the first page that finds no clean slot to take; the pages stored
+  // from the first on are returned.
+  Result<std::uint32_t> store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
+                                    ConstByteSpan data, bool admit_new, bool dirty = false);
   // Under cache_mutex_: drops the slots (forced: the drop is on the chip when this returns).
   Status drop_slots(const std::vector<SlotIndex>& slots);
   Status drop_file_pages(std::uint64_t file_id, std::uint64_t from_page);
@@ -104,6 +129,18 @@ class EngineCore {
   mutable std::shared_mutex handles_mutex_;
   absl::flat_hash_map<std::uint64_t, std::unique_ptr<OpenHandle>> handles_;
   std::uint64_t next_handle_ = 1;
+
+  // write-back (guarded by cache_mutex_): the open state of each file with dirty pages, the
+  // flusher's wake-ups (dirty share past the high watermark, a writer waiting for a clean slot)
+  // and the writers' (a slot became clean, or the flusher failed).
+  absl::flat_hash_map<std::uint64_t, std::shared_ptr<FileState>> dirty_files_;
+  std::condition_variable flush_wanted_;
+  std::condition_variable slot_cleaned_;
+  std::uint32_t writers_waiting_ = 0;
+  bool draining_ = false;  // between the high and the low watermark
+  bool stopping_ = false;
+  Status flush_error_;
+  std::thread flusher_;
 
   Counters counters_;
   RestartReport restart_;

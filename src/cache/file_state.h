@@ -35,11 +35,20 @@ struct FileState {
   // The engine's lock order, level 1: shared for reads, exclusive for everything that changes
   // the file's bytes or size.
   std::shared_mutex lock;
-  std::atomic<std::uint64_t> size_bytes{0};  // the backing file's size as the engine made it
+  // The file's size as the engine made it; in write-back, beyond the backing file's until the
+  // dirty pages past its end go back (or an fsync extends it).
+  std::atomic<std::uint64_t> size_bytes{0};
+  // Serializes the engine's own changes to the backing file that happen outside `lock` (the
+  // write-back flusher) with truncate, fallocate, fsync and the last release. Lock order: after
+  // `lock`, before the cache lock.
+  std::mutex backing_mutex;
   // The backing file's attributes as the engine last left them (at open, after each of its own
-  // writes and truncates); guarded by `lock`. At the last release a file that differs was
-  // changed behind the engine's back.
+  // writes, write-backs and truncates); guarded by backing_mutex. At the last release a file
+  // that differs was changed behind the engine's back.
   BackingIdentity expected;
+  // write-back: the handle of the last write, through which its dirty pages go back (kept
+  // open until they have); guarded by backing_mutex.
+  std::shared_ptr<BackingFile> write_target;
   int open_handles = 0;      // guarded by the namespace lock
   bool unlinked = false;     // guarded by the namespace lock: gone from the catalog, pages dropped at the last release
   SequentialStream read_stream;
@@ -48,7 +57,7 @@ struct FileState {
 
 struct OpenHandle {
   std::shared_ptr<FileState> file;
-  std::unique_ptr<BackingFile> backing;
+  std::shared_ptr<BackingFile> backing;
 };
 
 }  // namespace flashdir::cache

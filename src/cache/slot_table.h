@@ -3,9 +3,14 @@
 //
 // A slot is one data LPN of the FTL (SlotLayout::data_lpn). The table only keeps RAM state;
 // the MetadataStore puts it on the chip. Not thread-safe: the engine holds its cache lock.
+//
+// Per slot, one byte of flags: referenced (CLOCK), dirty (write-back: newer than the backing
+// file), flushing (the flusher is writing it back; a rewrite in the meantime clears it, so the
+// flusher knows not to mark the newer data clean).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -39,12 +44,27 @@ class SlotTable {
   void insert(SlotIndex slot, const SlotKey& key);
   void remove(SlotIndex slot);
   // A hit: the hand passes this slot once before evicting it.
-  void reference(SlotIndex slot) { referenced_[slot] = 1; }
+  void reference(SlotIndex slot) { flags_[slot] |= kReferenced; }
+
+  bool dirty(SlotIndex slot) const { return (flags_[slot] & kDirty) != 0; }
+  std::uint32_t dirty_count() const { return dirty_count_; }
+  // The page was (re)written and is newer than the backing file; a flush in progress of it no
+  // longer covers it.
+  void set_dirty(SlotIndex slot);
+  // The flusher starts writing `slot` back.
+  void set_flushing(SlotIndex slot) { flags_[slot] |= kFlushing; }
+  // True if `slot` was not rewritten since set_flushing (it is then clean).
+  bool finish_flush(SlotIndex slot);
+  // Up to `max` dirty slots of `file_id`, in table order.
+  std::vector<SlotIndex> dirty_slots_of(std::uint64_t file_id, std::size_t max = SIZE_MAX) const;
+  // The file of some dirty slot, searching from where the last search stopped; 0 if none.
+  std::uint64_t next_dirty_file();
 
   // The slot the next page goes into: a free slot where the hand stands, or the CLOCK victim
-  // (occupied: the caller evicts it). The hand moves on, so consecutive calls on a cold cache
-  // give consecutive slots — the runs the FTL wants.
-  SlotIndex next_for_insert();
+  // (occupied: the caller evicts it). Dirty slots are never victims; none is returned when
+  // every slot is dirty. The hand moves on, so consecutive calls on a cold cache give
+  // consecutive slots — the runs the FTL wants.
+  std::optional<SlotIndex> next_for_insert();
   // Every slot of `file_id` (a scan of the table: invalidation and truncation are rare).
   std::vector<SlotIndex> slots_of(std::uint64_t file_id, std::uint64_t from_page = 0) const;
 
@@ -53,9 +73,12 @@ class SlotTable {
 
  private:
   std::vector<SlotKey> keys_;
-  std::vector<std::uint8_t> referenced_;
+  static constexpr std::uint8_t kReferenced = 1, kDirty = 2, kFlushing = 4;
+  std::vector<std::uint8_t> flags_;
   absl::flat_hash_map<SlotKey, SlotIndex> index_;
   SlotIndex hand_ = 0;
+  SlotIndex dirty_hand_ = 0;
+  std::uint32_t dirty_count_ = 0;
 };
 
 }  // namespace flashdir::cache

@@ -79,11 +79,14 @@ void EngineRig::damage_slot(std::uint32_t slot) {
   REQUIRE(chip_.store().write_pages(Ppn(*ppn), 1, data, oob).is_ok());
 }
 
-Status EngineRig::power_cycle() {
+Status EngineRig::power_cycle(std::optional<FaultPlan> plan) {
   engine_.reset();
   ftl_.reset();
+  faulty_.reset();
   chip_.reopen();
-  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
+  if (plan) faulty_ = std::make_unique<FaultyChip>(chip_.chip(), *plan);
+  NandChip& chip = faulty_ ? static_cast<NandChip&>(*faulty_) : chip_.chip();
+  auto ftl = Ftl::open(chip, chip_.clock(), ftl_options_);
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
   return open_engine();
@@ -96,6 +99,7 @@ Status EngineRig::reopen_with(const cache::EngineOptions& options) {
   engine_.reset();
   FLASHDIR_TRY(ftl_->close());
   ftl_.reset();
+  faulty_.reset();
   chip_.reopen();
   auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
   if (!ftl.is_ok()) return ftl.status();

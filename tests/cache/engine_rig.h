@@ -4,10 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "flashdir/cache/engine.h"
+#include "flashdir/nand/faulty_chip.h"
 #include "ftl/ftl_harness.h"
 #include "support/temp_dir.h"
 #include "support/test_chip.h"
@@ -34,8 +36,10 @@ class EngineRig {
   // Flips one bit of the data of the page slot `slot` holds, in the medium (after a flush, so
   // that the page is on the chip): every read of it fails verification.
   void damage_slot(std::uint32_t slot);
-  // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens.
-  Status power_cycle();
+  // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens,
+  // through a FaultyChip that follows `plan` if one is given (to cut the engine's next run).
+  Status power_cycle(std::optional<FaultPlan> plan = std::nullopt);
+  bool power_lost() const { return faulty_ != nullptr && faulty_->power_lost(); }
   // A clean close and reopen.
   Status restart();
   Status reopen_with(const cache::EngineOptions& options);
@@ -48,6 +52,7 @@ class EngineRig {
   std::filesystem::path backing_dir_;
   Geometry geometry_;
   TestChip chip_;
+  std::unique_ptr<FaultyChip> faulty_;
   FtlOptions ftl_options_;
   std::unique_ptr<Ftl> ftl_;
   std::unique_ptr<Catalog> catalog_;

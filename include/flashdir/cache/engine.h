@@ -15,13 +15,14 @@
 // Model (doc/cache.md): a slot is one data LPN holding one page of one file. The slot table
 // maps (file, page) to a slot; replacement is CLOCK with a reference bit per slot. Slot
 // metadata reaches the chip through a MetadataStore (LUFUW or a baseline) so that cached pages
-// survive a restart. Write modes: write-through and write-around (write-back is refused by
-// open() in this version).
+// survive a restart. Write modes: write-through (the default), write-around, and write-back
+// (dirty pages in the cache; a flusher thread writes them back between watermarks).
 //
 // Thread-safety: every method may be called from many threads at once. Locks, in the only
 // order in which they may be taken (src/cache/engine_core.h):
 //   1. namespace lock  (opens, releases, renames, unlinks: the catalog and the open files)
 //   2. file lock       (per open file; shared for reads, exclusive for writes, truncate, fsync)
+//   2b. backing lock   (per open file; the engine's own backing-file changes: write-back)
 //   3. cache lock      (one; the slot table, the FTL and the metadata store; held for slot work
 //                       and chip I/O only, never across backing I/O)
 // A read miss's backing read and a write's backing write hold no engine-wide lock. Hits on
@@ -129,6 +130,11 @@ class Engine {
   // write-back: the file's dirty pages become durable in the cache (FTL durable watermark and
   // metadata), and the backing file is synced; other modes: the backing file is synced.
   Status fsync(FileHandle file);
+  // The file's size as the engine has it: in write-back, past the backing file's end until the
+  // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.
+  Result<std::uint64_t> size(FileHandle file);
+  // The same by path, for a file open through the engine (nullopt if it is not).
+  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   // Releases the handle; the last release of a file writes its dirty pages back.
   Status release(FileHandle file);
   // Renames (unlinks) in the backing store and in the catalog; cached pages follow the file

@@ -1,0 +1,206 @@
+// Write-back (doc/cache.md "Write-back"): writes land in the cache as dirty pages; a flusher
+// thread writes them back between the high and low watermarks; fsync makes them durable in the
+// cache; the last release, truncate, fallocate and close write a file's dirty pages back.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "cache/engine_core.h"
+
+namespace flashdir::cache {
+
+Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState>& state,
+                                                 const std::shared_ptr<BackingFile>& backing, std::uint64_t offset,
+                                                 ConstByteSpan data) {
+  FileState& file = *state;
+  {
+    std::lock_guard backing_lock(file.backing_mutex);
+    file.write_target = backing;
+  }
+  const std::uint64_t end = offset + data.size();
+  // The size grows before any page is dirty: the flusher cuts what it writes back at it.
+  file.size_bytes = std::max(file.size_bytes.load(), end);
+  const std::uint64_t last_page = (end - 1) / page_size_;
+  thread_local std::vector<std::uint8_t> pages;
+  for (std::uint64_t first = offset / page_size_; first <= last_page;) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - first + 1, kMaxRunPages));
+    pages.assign(std::size_t{count} * page_size_, 0);
+    // Each page's current contents: from the cache, or (a page the write covers in part) from
+    // the backing file, which holds the newest bytes of every page the cache does not.
+    std::vector<bool> cached(count, false);
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      for (std::uint32_t i = 0; i < count; ++i) {
+        auto got = read_cached_run(file.file_id, first + i, 1, ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_));
+        if (!got.is_ok()) return got.status();
+        cached[i] = *got == 1;
+      }
+    }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t page_start = (first + i) * page_size_;
+      const bool whole = offset <= page_start && end >= page_start + page_size_;
+      if (cached[i] || whole) continue;
+      auto got = backing->read(page_start, ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_));
+      if (!got.is_ok()) {
+        ++counters_.backing_errors;
+        return got.status();
+      }
+    }
+    const std::uint64_t run_start = first * page_size_;
+    const std::uint64_t from = std::max(offset, run_start);
+    const std::uint64_t to = std::min(end, run_start + std::uint64_t{count} * page_size_);
+    std::memcpy(pages.data() + (from - run_start), data.data() + (from - offset), to - from);
+
+    std::unique_lock cache(cache_mutex_);
+    for (std::uint32_t stored = 0; stored < count;) {
+      FLASHDIR_TRY(check_alive());
+      auto now = store_pages(file.file_id, first + stored, count - stored,
+                             ConstByteSpan(pages).subspan(std::size_t{stored} * page_size_), true, true);
+      if (!now.is_ok()) return now.status();
+      stored += *now;
+      dirty_files_[file.file_id] = state;
+      if (stored == count || *now > 0) continue;
+      // Every slot is dirty: wait for the flusher rather than lose data or overfill the cache.
+      ++counters_.writer_waits;
+      ++writers_waiting_;
+      flush_wanted_.notify_one();
+      slot_cleaned_.wait(cache, [&] {
+        return slots_.dirty_count() < slots_.capacity() || !failed_.is_ok() || stopping_ || !flush_error_.is_ok();
+      });
+      --writers_waiting_;
+      if (stopping_) return Status::invalid_argument("the cache engine is closing");
+      if (slots_.dirty_count() == slots_.capacity() && !flush_error_.is_ok()) return flush_error_;
+    }
+    if (slots_.dirty_count() * 100ULL > std::uint64_t{slots_.capacity()} * options_.dirty_high_watermark_percent)
+      flush_wanted_.notify_one();
+    first += count;
+  }
+  return data.size();
+}
+
+Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
+                              std::size_t max_pages) {
+  const std::size_t batch = std::max<std::size_t>(1, options_.flush_batch_pages);
+  std::size_t written = 0;
+  Status lost;
+  std::vector<std::uint8_t> bytes;
+  while (max_pages == 0 || written < max_pages) {
+    std::vector<SlotIndex> slots;
+    std::vector<SlotIndex> flushed;  // the slots read, and the file pages they held then
+    std::vector<SlotKey> keys;
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      slots = slots_.dirty_slots_of(file_id, batch);
+      if (slots.empty()) break;
+      std::sort(slots.begin(), slots.end(),
+                [&](SlotIndex a, SlotIndex b) { return slots_.key(a).page_no < slots_.key(b).page_no; });
+      bytes.resize(slots.size() * page_size_);
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
+        Status read = ftl_.read(layout_.data_lpn(slots[i]), 1, piece);
+        if (read.code() == StatusCode::corruption) {
+          // The only copy is damaged: counted, dropped, and reported to the caller.
+          ++counters_.corrupt_pages;
+          lost = Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
+                                                slots_.key(slots[i]).page_no, file_id));
+          FLASHDIR_TRY(drop_slots({slots[i]}));
+          slots[i] = UINT32_MAX;
+          continue;
+        }
+        if (!read.is_ok()) return fail(read);
+        slots_.set_flushing(slots[i]);
+        flushed.push_back(slots[i]);
+        keys.push_back(slots_.key(slots[i]));
+      }
+    }
+    // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
+    for (std::size_t i = 0, k = 0; i < slots.size(); ++i) {
+      if (slots[i] == UINT32_MAX) continue;
+      const std::uint64_t start = keys[k++].page_no * page_size_;
+      if (start >= size_bytes) continue;  // past the end (a truncate's leftovers never get here)
+      const std::uint64_t length = std::min<std::uint64_t>(page_size_, size_bytes - start);
+      if (Status s = target.write(start, ConstByteSpan(bytes).subspan(i * page_size_, length)); !s.is_ok()) {
+        ++counters_.backing_errors;
+        return s;
+      }
+    }
+    if (Status s = target.sync(); !s.is_ok()) {
+      ++counters_.backing_errors;
+      return s;
+    }
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    std::vector<SlotIndex> clean;
+    for (std::size_t k = 0; k < flushed.size(); ++k)
+      if (slots_.occupied(flushed[k]) && slots_.key(flushed[k]) == keys[k] && slots_.finish_flush(flushed[k]))
+        clean.push_back(flushed[k]);
+    // The clean copy must be on the chip before its entry says clean: a cut that loses the data
+    // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
+    if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
+    if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
+    counters_.written_back_pages += clean.size();
+    written += flushed.size();
+    slot_cleaned_.notify_all();
+  }
+  return lost;
+}
+
+Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
+  if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
+  FLASHDIR_TRY(write_back(file.file_id, *file.write_target, file.size_bytes, max_pages));
+  return note_own_change(file, *file.write_target);
+}
+
+void EngineCore::run_flusher() {
+  std::unique_lock cache(cache_mutex_);
+  const auto above = [&](std::uint8_t percent) {
+    return slots_.dirty_count() * 100ULL > std::uint64_t{slots_.capacity()} * percent;
+  };
+  for (;;) {
+    flush_wanted_.wait(cache, [&] {
+      return stopping_ || writers_waiting_ > 0 || above(options_.dirty_high_watermark_percent) ||
+             (draining_ && above(options_.dirty_low_watermark_percent));
+    });
+    if (stopping_) return;
+    draining_ = true;
+    const std::uint64_t file_id = slots_.next_dirty_file();
+    const auto it = dirty_files_.find(file_id);
+    if (file_id == 0 || it == dirty_files_.end() || !failed_.is_ok()) {
+      draining_ = false;
+      flush_wanted_.wait_for(cache, std::chrono::milliseconds(100));
+      continue;
+    }
+    const std::shared_ptr<FileState> file = it->second;
+    cache.unlock();
+    Status flushed;
+    {
+      std::lock_guard backing_lock(file->backing_mutex);
+      flushed = flush_file_locked(*file, options_.flush_batch_pages);
+    }
+    cache.lock();
+    flush_error_ = flushed;
+    if (!flushed.is_ok()) {
+      // Writers waiting for a clean slot get the error; the flusher tries again later.
+      slot_cleaned_.notify_all();
+      draining_ = false;
+      flush_wanted_.wait_for(cache, std::chrono::milliseconds(100));
+    }
+    if (!above(options_.dirty_low_watermark_percent)) draining_ = false;
+  }
+}
+
+void EngineCore::stop_flusher() {
+  {
+    std::lock_guard cache(cache_mutex_);
+    stopping_ = true;
+  }
+  flush_wanted_.notify_all();
+  slot_cleaned_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+}
+
+}  // namespace flashdir::cache

@@ -1,0 +1,220 @@
+// Write-back: dirty pages in the cache, the flusher, fsync, the last release, restarts.
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "engine_rig.h"
+#include "support/seed.h"
+
+using flashdir::cache::EngineOptions;
+using flashdir::cache::FileHandle;
+using flashdir::cache::MetadataScheme;
+using flashdir::cache::WriteMode;
+using flashdir::testing::EngineRig;
+using flashdir::testing::pattern;
+
+namespace {
+
+EngineOptions write_back(MetadataScheme scheme = MetadataScheme::lufuw) {
+  EngineOptions options;
+  options.write_mode = WriteMode::write_back;
+  options.metadata = scheme;
+  return options;
+}
+
+// Writes `bytes` at `offset` into `model`, growing it with zeros as a file would.
+void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
+  if (model.size() < offset + bytes.size()) model.resize(offset + bytes.size(), 0);
+  std::copy(bytes.begin(), bytes.end(), model.begin() + static_cast<std::ptrdiff_t>(offset));
+}
+
+}  // namespace
+
+TEST_CASE("write-back keeps writes in the cache until the last release writes them back") {
+  EngineRig rig(write_back());
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(1, 6 * P + 100);
+  rig.put("f", model);
+  const auto original = model;
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto update = pattern(2, P + 300);
+  REQUIRE(rig.engine().write(*file, P / 2, update).is_ok());  // partial pages not cached: read, patched
+  apply(model, P / 2, update);
+  const auto extension = pattern(3, 2 * P + 10);
+  REQUIRE(rig.engine().write(*file, model.size() + P, extension).is_ok());  // a hole, then new pages
+  apply(model, model.size() + P, extension);
+
+  CHECK(rig.get("f") == original);  // nothing reached the backing file yet
+  CHECK(rig.engine().size(*file).value() == model.size());
+  CHECK(rig.engine().open_file_size("f") == model.size());
+  CHECK_FALSE(rig.engine().open_file_size("g").has_value());
+  CHECK(rig.engine().stats().dirty_pages == 6);
+  std::vector<std::uint8_t> read(model.size() + 10);
+  auto got = rig.engine().read(*file, 0, read);
+  REQUIRE(got.is_ok());
+  CHECK(*got == model.size());
+  read.resize(*got);
+  CHECK(read == model);
+
+  REQUIRE(rig.engine().fsync(*file).is_ok());  // durable in the cache; the size in the backing file
+  CHECK(rig.get("f").size() == model.size());
+  CHECK(rig.engine().stats().dirty_pages == 6);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("f") == model);
+  const auto stats = rig.engine().stats();
+  CHECK(stats.dirty_pages == 0);
+  CHECK(stats.written_back_pages == 6);
+  // The pages stay cached (clean), and the file is not taken for changed at its next open.
+  const auto misses = stats.read_miss_pages;
+  CHECK(rig.read_through("f", 0, model.size()) == model);
+  CHECK(rig.engine().stats().stale_drops == 0);
+  CHECK(rig.engine().stats().read_miss_pages - misses <= 3);
+}
+
+TEST_CASE("write-back: a cache full of dirty pages makes writers wait for the flusher, never loses data") {
+  EngineOptions options = write_back();
+  options.flush_batch_pages = 8;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  const std::uint64_t capacity = rig.engine().stats().capacity_pages;
+  std::vector<std::uint8_t> model;
+  rig.put("big", {});
+  auto file = rig.engine().open_file("big");
+  REQUIRE(file.is_ok());
+  // Three times the cache, in writes of a few pages, then rewrites of the start.
+  for (std::uint64_t offset = 0; offset < 3 * capacity * P; offset += 5 * P) {
+    const auto chunk = pattern(offset, 5 * P);
+    REQUIRE(rig.engine().write(*file, offset, chunk).is_ok());
+    apply(model, offset, chunk);
+    CHECK(rig.engine().stats().cached_pages <= capacity);
+  }
+  const auto rewrite = pattern(77, 40 * P + 5);
+  REQUIRE(rig.engine().write(*file, 3 * P + 1, rewrite).is_ok());
+  apply(model, 3 * P + 1, rewrite);
+  const auto stats = rig.engine().stats();
+  CHECK(stats.written_back_pages > 0);
+  CHECK(stats.evicted_pages > 0);
+  CHECK(stats.dirty_pages <= capacity);
+  std::vector<std::uint8_t> read(model.size());
+  REQUIRE(rig.engine().read(*file, 0, read).is_ok());
+  CHECK(read == model);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("big") == model);
+}
+
+TEST_CASE("write-back: truncate and fallocate write dirty pages back first; bytes below the end are kept") {
+  EngineRig rig(write_back());
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(5, 4 * P));
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  auto model = pattern(5, 4 * P);
+  const auto update = pattern(6, 3 * P);
+  REQUIRE(rig.engine().write(*file, P, update).is_ok());
+  apply(model, P, update);
+  REQUIRE(rig.engine().truncate(*file, 2 * P + 17).is_ok());
+  model.resize(2 * P + 17);
+  CHECK(rig.get("f") == model);
+  REQUIRE(rig.engine().truncate(*file, 3 * P).is_ok());
+  model.resize(3 * P, 0);
+  std::vector<std::uint8_t> read(model.size());
+  REQUIRE(rig.engine().read(*file, 0, read).is_ok());
+  CHECK(read == model);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("f") == model);
+}
+
+TEST_CASE("write-back: after a power cut the fsync'd pages are written back at the restart") {
+  for (auto scheme : {MetadataScheme::lufuw, MetadataScheme::write_update, MetadataScheme::update_write_update}) {
+    DYNAMIC_SECTION("scheme " << flashdir::cache::metadata_scheme_name(scheme)) {
+      EngineRig rig(write_back(scheme));
+      const std::uint32_t P = rig.page_size();
+      auto model = pattern(7, 5 * P);
+      rig.put("f", model);
+      rig.put("g", pattern(8, 3 * P));
+      CHECK(rig.read_through("g", 0, 3 * P) == pattern(8, 3 * P));  // clean pages beside
+      auto file = rig.engine().open_file("f");
+      REQUIRE(file.is_ok());
+      const auto update = pattern(9, 4 * P + 33);
+      REQUIRE(rig.engine().write(*file, 3 * P, update).is_ok());  // past the end of the backing file
+      apply(model, 3 * P, update);
+      REQUIRE(rig.engine().fsync(*file).is_ok());
+      REQUIRE(rig.power_cycle().is_ok());
+      const auto restart = rig.engine().stats().restart;
+      CHECK_FALSE(restart.clean_shutdown);
+      CHECK(restart.dirty_slots == 5);
+      CHECK(restart.written_back_slots == 5);
+      CHECK(restart.lost_dirty_slots == 0);
+      CHECK(rig.get("f") == model);
+      CHECK(rig.engine().stats().dirty_pages == 0);
+      CHECK(rig.read_through("f", 0, model.size() + 1) == model);
+      CHECK(rig.read_through("g", 0, 3 * P) == pattern(8, 3 * P));
+    }
+  }
+}
+
+TEST_CASE("write-back: a close writes everything back and the restart finds nothing dirty") {
+  EngineRig rig(write_back());
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(10, 2 * P));
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  auto model = pattern(10, 2 * P);
+  const auto update = pattern(11, P);
+  REQUIRE(rig.engine().write(*file, P / 2, update).is_ok());
+  apply(model, P / 2, update);
+  // The handle is never released: close must still write its pages back.
+  REQUIRE(rig.restart().is_ok());
+  CHECK(rig.get("f") == model);
+  CHECK(rig.engine().stats().restart.clean_shutdown);
+  CHECK(rig.engine().stats().restart.dirty_slots == 0);
+}
+
+TEST_CASE("write-back: concurrent writers, readers and fsyncs on the same and different files") {
+  EngineOptions options = write_back();
+  options.flush_batch_pages = 4;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  constexpr int kFiles = 3;
+  const int rounds = static_cast<int>(flashdir::testing::test_knob("FLASHDIR_CACHE_WB_ROUNDS", 60));
+  for (int f = 0; f < kFiles; ++f) rig.put("f" + std::to_string(f), std::vector<std::uint8_t>(16 * P, 0));
+  // Each writer owns every kFiles-th page of every file: the final contents are known.
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kFiles; ++w) {
+    threads.emplace_back([&, w] {
+      std::vector<FileHandle> files;
+      for (int f = 0; f < kFiles; ++f) files.push_back(rig.engine().open_file("f" + std::to_string(f)).value());
+      std::vector<std::uint8_t> read(P);
+      for (int r = 0; r < rounds; ++r) {
+        for (int f = 0; f < kFiles; ++f) {
+          const std::uint64_t page = static_cast<std::uint64_t>((r * kFiles + w) % 16);
+          if (page % kFiles != static_cast<std::uint64_t>(w)) continue;
+          if (!rig.engine().write(files[f], page * P, pattern(1000 * w + f, P, page * P)).is_ok()) ++failures;
+          if (!rig.engine().read(files[f], ((r + 1) % 16) * P, read).is_ok()) ++failures;
+          if (r % 7 == 0 && !rig.engine().fsync(files[f]).is_ok()) ++failures;
+        }
+      }
+      for (FileHandle file : files)
+        if (!rig.engine().release(file).is_ok()) ++failures;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  for (int f = 0; f < kFiles; ++f) {
+    const auto bytes = rig.get("f" + std::to_string(f));
+    REQUIRE(bytes.size() == 16 * P);
+    for (std::uint64_t page = 0; page < 16; ++page) {
+      const int owner = static_cast<int>(page % kFiles);
+      const std::vector<std::uint8_t> got(bytes.begin() + static_cast<std::ptrdiff_t>(page * P),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>((page + 1) * P));
+      const bool written = [&] {
+        for (int r = 0; r < rounds; ++r)
+          if (static_cast<std::uint64_t>((r * kFiles + owner) % 16) == page) return true;
+        return false;
+      }();
+      CHECK(got == (written ? pattern(1000 * owner + f, P, page * P) : std::vector<std::uint8_t>(P, 0)));
+    }
+  }
+  CHECK(rig.engine().stats().dirty_pages == 0);
+}
