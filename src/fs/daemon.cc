@@ -184,7 +184,7 @@ int run_mount(const MountRequest& request) {
   // Checks that need no cache and start no thread come before the fork, so their messages and
   // exit code reach the caller directly.
   if (request.options.write_mode == WriteMode::writeback)
-    return refuse(Status::invalid_argument("mode=writeback is not available yet (the cache engine has no write-back); "
+    return refuse(Status::invalid_argument("mode=writeback is not available yet (the daemon does not serve the engine's write-back sizes yet); "
                                            "use writethrough or writearound"));
   auto backing = open_backing(request.backing);
   if (!backing.is_ok()) return refuse(backing.status());
