@@ -1,7 +1,5 @@
 #include "flashdir/cache/engine.h"
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include "cache/engine_core.h"
@@ -45,6 +43,10 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"backing_errors", s.backing_errors},
       {"metadata_writes", s.metadata_writes},
       {"metadata_entries_written", s.metadata_entries_written},
+      {"metadata_writes_per_data_write", s.metadata_writes_per_data_write()},
+      {"entries_per_metadata_write", s.metadata_writes == 0 ? 0.0
+                                                            : static_cast<double>(s.metadata_entries_written) /
+                                                                  static_cast<double>(s.metadata_writes)},
       {"ram_index_bytes", s.ram_index_bytes},
       {"ram_bytes_per_cached_page", s.ram_bytes_per_cached_page},
       {"restart_clean_shutdown", s.restart.clean_shutdown},
@@ -58,14 +60,6 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
 }
 
 }  // namespace
-
-std::vector<std::pair<std::string, std::string>> stats_rows(const EngineStats& stats) {
-  std::vector<std::pair<std::string, std::string>> rows;
-  const nlohmann::ordered_json object = stats_object(stats);
-  for (auto it = object.begin(); it != object.end(); ++it)
-    rows.emplace_back(it.key(), it->is_number_float() ? fmt::format("{:.4f}", it->get<double>()) : it->dump());
-  return rows;
-}
 
 std::string stats_json(const EngineStats& stats) { return stats_object(stats).dump(); }
 

@@ -15,12 +15,14 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   counters.count(Op::lookup);
   counters.add_read_bytes(8192);
   auto sections = counters.sections();
-  sections.push_back(StatsSection{"cache", {{"hit_ratio", 0.5}, {"mode", std::string("writeback")}}});
+  sections.push_back(StatsSection{"cache", {{"hit_ratio", 0.5}, {"mode", std::string("writeback")}, {"clean", true}}});
 
   const std::string table = render_table(sections);
   CHECK(table.find("requests\n") != std::string::npos);
   CHECK(table.find("  read         ") != std::string::npos);
   CHECK(table.find("write ") == std::string::npos);  // ops never requested are left out
+  CHECK(table.find("  clean  ") != std::string::npos);
+  CHECK(table.find("yes\n") != std::string::npos);
 
   const auto json = nlohmann::ordered_json::parse(render_json(sections));
   CHECK(json["requests"]["read"] == 2);
@@ -28,6 +30,7 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   CHECK(json["data"]["read_bytes"] == 8192);
   CHECK(json["cache"]["hit_ratio"] == 0.5);
   CHECK(json["cache"]["mode"] == "writeback");
+  CHECK(json["cache"]["clean"] == true);
   CHECK(json.begin().key() == "requests");
 }
 

@@ -1,8 +1,11 @@
 """Data through the mount: fio with verify=crc32c (random and sequential, reads and writes,
-several jobs) in each write mode, and concurrent readers and writers of one file.
+several jobs) in each write mode, concurrent readers and writers of one file, and a cache
+filled several times over. The caches are the smallest mkfs makes, so fio evicts as well.
 
 FLASHDIR_FUSE_FIO_SIZE (default 8M per job) and FLASHDIR_FUSE_SEED scale and replay the run.
 """
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -15,6 +18,7 @@ import harness
 # Each write mode once; the last also runs the loop with a fixed thread count and clone_fd.
 MODES = (("writethrough", ""), ("writearound", ",threads=4,clone_fd"))
 PAGE = 4096
+CACHE_SIZE = "16M"  # the smallest cache: fio and full_cache overflow it
 
 
 def fio(check, mnt, mode, size):
@@ -85,6 +89,31 @@ def concurrent_one_file(check, mnt, seed):
     check.check(os.path.getsize(path) == pages * PAGE, "the shared file keeps its size")
 
 
+def full_cache(check, mnt, backing, mode):
+    """Writes three times what the cache holds, then reads it all back twice: every byte is
+    right through the mount and in the backing file, and the cache stays within its capacity."""
+    with open(f"{mnt}/.flashdir/stats.json") as f:
+        capacity = json.load(f)["cache"]["capacity_pages"] * PAGE
+    file_size = 4 << 20
+    digests = []
+    for index in range(3 * capacity // file_size + 1):
+        data = random.randbytes(file_size)
+        with open(f"{mnt}/full-{index}", "wb") as f:
+            f.write(data)
+        digests.append(hashlib.sha256(data).hexdigest())
+    for _ in range(2):
+        for index, digest in enumerate(digests):
+            with open(f"{mnt}/full-{index}", "rb") as f:
+                check.check(hashlib.sha256(f.read()).hexdigest() == digest, f"{mode}: full-{index} through the full cache")
+    for index, digest in enumerate(digests):
+        with open(f"{backing}/full-{index}", "rb") as f:
+            check.check(hashlib.sha256(f.read()).hexdigest() == digest, f"{mode}: full-{index} in the backing file")
+    with open(f"{mnt}/.flashdir/stats.json") as f:
+        cache = json.load(f)["cache"]
+    check.check(cache["cached_pages"] <= cache["capacity_pages"], f"{mode}: the cache stays within its capacity: {cache}")
+    check.check(cache["evicted_pages"] > 0, f"{mode}: a cache filled three times over evicts: {cache}")
+
+
 def main():
     harness.require_fuse()
     if shutil.which("fio") is None:
@@ -99,9 +128,10 @@ def main():
             backing, mnt = f"{top}/backing-{mode}", f"{top}/mnt-{mode}"
             os.mkdir(backing)
             os.mkdir(mnt)
-            with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}{loop_options}"):
+            with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}{loop_options}", size=CACHE_SIZE):
                 fio(check, mnt, mode, size)
                 concurrent_one_file(check, mnt, seed)
+                full_cache(check, mnt, backing, mode)
             check.check(not harness.is_mounted(mnt), f"{mode}: unmounted")
     return check.finish()
 

@@ -107,10 +107,10 @@ class Mount:
     """A running flashdir mount of `backing` at `mountpoint`; stop() (also on any exception,
     via the context manager) unmounts and makes sure the daemon is gone."""
 
-    def __init__(self, backing, mountpoint, cache_dir, options="", extra_env=None, prefix=()):
+    def __init__(self, backing, mountpoint, cache_dir, options="", extra_env=None, prefix=(), size="64M"):
         self.backing, self.mountpoint, self.cache_dir = backing, mountpoint, cache_dir
         self.pid = 0
-        opts = f"cache={cache_dir},size=64M" + (f",{options}" if options else "")
+        opts = f"cache={cache_dir},size={size}" + (f",{options}" if options else "")
         env = dict(os.environ, **(extra_env or {}))
         result = subprocess.run([*prefix, flashdir_binary(), backing, mountpoint, "-o", opts],
                                 env=env, capture_output=True, text=True, check=False)

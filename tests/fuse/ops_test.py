@@ -426,6 +426,8 @@ def main():
             with open(f"{mountpoint}/.flashdir/stats.json") as f:
                 stats = json.load(f)
             check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
+            check.check(all(isinstance(value, (int, float)) for value in stats["cache"].values()),
+                        f"stats.json gives the cache's figures as numbers and booleans: {stats['cache']}")
             device = stats["ftl"]
             # Host pages may still sit in the device's write buffer: programs can be fewer.
             check.check(device["host_write_pages"] > 0 and device["chip_page_programs"] > 0

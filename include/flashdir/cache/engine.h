@@ -96,8 +96,7 @@ struct EngineStats {
   double metadata_writes_per_data_write() const;
 };
 
-// Rows "name value" for a table; the same names are the JSON keys.
-std::vector<std::pair<std::string, std::string>> stats_rows(const EngineStats& stats);
+// Every figure as one JSON object {"name": number or bool, ...}, in the order a person reads them.
 std::string stats_json(const EngineStats& stats);
 
 class EngineCore;
