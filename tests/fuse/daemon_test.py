@@ -36,9 +36,6 @@ def refusals(check, top):
         check.check(result.returncode == 2 and quoted in result.stderr,
                     f"option {args} refused with a message quoting it (rc {result.returncode}: {result.stderr.strip()})")
     check.check(not os.path.exists(f"{top}/refused-cache"), "a refused option creates no cache")
-    result = flashdir(backing, mnt, "-o", f"cache={top}/refused-cache,mode=writeback")
-    check.check(result.returncode == 1 and "writeback is not available" in result.stderr and not harness.is_mounted(mnt)
-                and not os.path.exists(f"{top}/refused-cache"), f"mode=writeback refused for now: {result.stderr.strip()}")
     result = flashdir(f"{top}/missing", mnt, "-o", f"cache={top}/c0")
     check.check(result.returncode == 1 and "missing" in result.stderr and not harness.is_mounted(mnt),
                 f"missing backing refused: {result.stderr.strip()}")
