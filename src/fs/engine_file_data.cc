@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "fs/ftl_stats_section.h"
@@ -165,8 +166,20 @@ void EngineFileData::unlinked(const std::string& relative_path) {
 Status EngineFileData::close() { return cache_->close(); }
 
 std::vector<StatsSection> EngineFileData::stats() const {
+  // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
   StatsSection section{"cache", {}};
-  for (auto& [name, value] : cache::stats_rows(cache_->engine().stats())) section.rows.emplace_back(name, value);
+  const auto figures = nlohmann::ordered_json::parse(cache::stats_json(cache_->engine().stats()));
+  for (auto it = figures.begin(); it != figures.end(); ++it) {
+    if (it->is_number_unsigned()) {
+      section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
+    } else if (it->is_number()) {
+      section.rows.emplace_back(it.key(), it->get<double>());
+    } else if (it->is_boolean()) {
+      section.rows.emplace_back(it.key(), it->get<bool>());
+    } else {
+      section.rows.emplace_back(it.key(), it->dump());
+    }
+  }
   section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
   return {section, ftl_stats_section(cache_->engine().ftl_stats())};
 }

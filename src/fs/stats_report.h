@@ -13,7 +13,7 @@
 
 namespace flashdir::fs {
 
-using StatsValue = std::variant<std::uint64_t, double, std::string>;
+using StatsValue = std::variant<std::uint64_t, double, bool, std::string>;
 
 struct StatsSection {
   std::string name;
