@@ -40,6 +40,7 @@ class EngineCore {
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
+  Status write_back(FileHandle handle);
   Result<std::uint64_t> size(FileHandle handle);
   std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   Status release(FileHandle handle);

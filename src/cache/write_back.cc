@@ -155,6 +155,14 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   return note_own_change(file, *file.write_target);
 }
 
+Status EngineCore::write_back(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  std::lock_guard backing_lock(file.backing_mutex);
+  return flush_file_locked(file, 0);
+}
+
 void EngineCore::run_flusher() {
   std::unique_lock cache(cache_mutex_);
   const auto above = [&](std::uint8_t percent) {

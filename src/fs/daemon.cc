@@ -154,8 +154,11 @@ int refuse(const Status& status) {
 
 cache::EngineOptions engine_options(const MountOptions& options) {
   cache::EngineOptions engine;
-  engine.write_mode =
-      options.write_mode == WriteMode::writearound ? cache::WriteMode::write_around : cache::WriteMode::write_through;
+  switch (options.write_mode) {
+    case WriteMode::writethrough: engine.write_mode = cache::WriteMode::write_through; break;
+    case WriteMode::writeback: engine.write_mode = cache::WriteMode::write_back; break;
+    case WriteMode::writearound: engine.write_mode = cache::WriteMode::write_around; break;
+  }
   switch (options.metadata_scheme) {
     case MetadataSchemeChoice::lufuw: engine.metadata = cache::MetadataScheme::lufuw; break;
     case MetadataSchemeChoice::write_update: engine.metadata = cache::MetadataScheme::write_update; break;
@@ -183,9 +186,6 @@ FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOpti
 int run_mount(const MountRequest& request) {
   // Checks that need no cache and start no thread come before the fork, so their messages and
   // exit code reach the caller directly.
-  if (request.options.write_mode == WriteMode::writeback)
-    return refuse(Status::invalid_argument("mode=writeback is not available yet (the daemon does not serve the engine's write-back sizes yet); "
-                                           "use writethrough or writearound"));
   auto backing = open_backing(request.backing);
   if (!backing.is_ok()) return refuse(backing.status());
   if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
@@ -219,7 +219,8 @@ int run_mount(const MountRequest& request) {
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
                restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
                restart.dropped_slots + restart.orphan_slots, restart.usable_fraction);
-  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()));
+  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()),
+                                                  request.options.write_mode == WriteMode::writeback);
   if (!context.inodes->reopens_by_handle())
     spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
                  "file system): every known inode keeps a descriptor");

@@ -17,8 +17,13 @@ Errno errno_for(const Status& status) { return Errno{errno_of(status)}; }
 
 class EngineOpenFile final : public OpenFile {
  public:
-  EngineOpenFile(cache::Engine& engine, cache::FileHandle handle, UniqueFd fd, bool append)
-      : engine_(engine), handle_(handle), fd_(std::move(fd)), append_(append) {}
+  EngineOpenFile(cache::Engine& engine, cache::FileHandle handle, UniqueFd fd, int flags, bool write_back)
+      : engine_(engine),
+        handle_(handle),
+        fd_(std::move(fd)),
+        append_((flags & O_APPEND) != 0),
+        write_back_(write_back),
+        sync_writes_(write_back && (flags & O_DSYNC) != 0) {}
 
   ~EngineOpenFile() override {
     if (Status s = engine_.release(handle_); !s.is_ok()) spdlog::error("releasing a cached file: {}", s.to_string());
@@ -32,14 +37,19 @@ class EngineOpenFile final : public OpenFile {
 
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) override {
     if (append_) {
-      // The backing descriptor appends whatever the offset; the cache must put the bytes where
-      // they land. The daemon's per-inode lock keeps other writers through the mount out.
-      struct stat st {};
-      if (::fstat(fd_.get(), &st) != 0) return last_errno();
-      offset = static_cast<std::uint64_t>(st.st_size);
+      // The end of the file as the engine has it (with write-back, past the backing file's end).
+      // The daemon's per-inode data lock keeps other writers through the mount out meanwhile.
+      auto size = engine_.size(handle_);
+      if (!size.is_ok()) return errno_for(size.status());
+      offset = *size;
     }
     auto n = engine_.write(handle_, offset, in);
     if (!n.is_ok()) return errno_for(n.status());
+    // O_SYNC and O_DSYNC: a write returns durable. With write-back that is in the cache, as
+    // after fsync; otherwise the engine's descriptor carries the flag to the backing file.
+    if (sync_writes_) {
+      if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
+    }
     return *n;
   }
 
@@ -55,14 +65,6 @@ class EngineOpenFile final : public OpenFile {
     return true;
   }
 
-  SysResult<bool> flush() override {
-    // As in PassthroughFile: close a duplicate to collect what the backing defers to close.
-    const int duplicate = ::dup(fd_.get());
-    if (duplicate < 0) return last_errno();
-    if (::close(duplicate) != 0) return last_errno();
-    return true;
-  }
-
   SysResult<bool> fsync(bool) override {
     if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
     return true;
@@ -70,16 +72,51 @@ class EngineOpenFile final : public OpenFile {
 
   int backing_fd() const override { return fd_.get(); }
 
+  bool defers_writes() const override { return write_back_; }
+
+  SysResult<bool> write_back() override {
+    if (!write_back_) return true;
+    if (Status s = engine_.write_back(handle_); !s.is_ok()) return errno_for(s);
+    return true;
+  }
+
+  void correct_attributes(struct stat& st) override {
+    if (!write_back_) return;
+    if (auto size = engine_.size(handle_); size.is_ok()) st.st_size = static_cast<off_t>(*size);
+  }
+
  private:
   cache::Engine& engine_;
   cache::FileHandle handle_;
-  UniqueFd fd_;
-  bool append_;
+  UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
+  const bool append_;
+  const bool write_back_;
+  const bool sync_writes_;
 };
+
+// The engine's own open of the caller's file (a new open file description through /proc):
+// never O_APPEND, since Linux's pwrite on an O_APPEND description appends whatever the offset
+// and the engine writes pages at their places (write-back, appends placed at the engine's
+// size); and read-write for a caller that opened write-only where the daemon may, since a
+// write-back write of part of a page reads the rest of it. O_SYNC, O_DSYNC and O_NOATIME carry
+// over. The kernel still checks every read and write
+// against the caller's own open mode.
+SysResult<UniqueFd> engine_descriptor(int caller_fd) {
+  const int flags = ::fcntl(caller_fd, F_GETFL);
+  if (flags < 0) return last_errno();
+  const std::string path = "/proc/self/fd/" + std::to_string(caller_fd);
+  const int kept = (flags & (O_SYNC | O_DSYNC | O_NOATIME)) | O_CLOEXEC;
+  const int access = flags & O_ACCMODE;
+  UniqueFd fd(::open(path.c_str(), kept | (access == O_RDONLY ? O_RDONLY : O_RDWR)));
+  if (!fd.valid() && access == O_WRONLY) fd = UniqueFd(::open(path.c_str(), kept | O_WRONLY));
+  if (!fd.valid()) return last_errno();
+  return fd;
+}
 
 }  // namespace
 
-EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache) : cache_(std::move(cache)) {}
+EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, bool write_back)
+    : cache_(std::move(cache)), write_back_(write_back) {}
 EngineFileData::~EngineFileData() = default;
 
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
@@ -89,15 +126,14 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
   }
-  // The engine gets its own descriptor of the same open file (one offset, one O_APPEND).
-  const int engine_fd = ::fcntl(request.backing_fd.get(), F_DUPFD_CLOEXEC, 0);
-  if (engine_fd < 0) return last_errno();
+  auto engine_fd = engine_descriptor(request.backing_fd.get());
+  if (!engine_fd.is_ok()) return Errno{engine_fd.error()};
   cache::Engine& engine = cache_->engine();
   auto handle = engine.open_file(request.relative_path,
-                                 cache::adopt_posix_backing_file(engine_fd, request.relative_path));
+                                 cache::adopt_posix_backing_file(engine_fd->release(), request.relative_path));
   if (!handle.is_ok()) return errno_for(handle.status());
-  auto file = std::make_unique<EngineOpenFile>(engine, *handle, std::move(request.backing_fd),
-                                               (request.flags & O_APPEND) != 0);
+  auto file = std::make_unique<EngineOpenFile>(engine, *handle, std::move(request.backing_fd), request.flags,
+                                               write_back_);
   if ((request.flags & O_TRUNC) != 0 && (request.flags & O_ACCMODE) != O_RDONLY) {
     // open(2) emptied the backing file; a file the engine already had open keeps its pages
     // and size until told.
@@ -130,13 +166,19 @@ void EngineFileData::unlinked(const std::string& relative_path) {
 Status EngineFileData::close() { return cache_->close(); }
 
 std::vector<StatsSection> EngineFileData::stats() const {
+  // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
   StatsSection section{"cache", {}};
-  // The engine names its figures once, in its JSON; the types carry over to the stats file.
   const auto figures = nlohmann::ordered_json::parse(cache::stats_json(cache_->engine().stats()));
   for (auto it = figures.begin(); it != figures.end(); ++it) {
-    if (it->is_boolean()) section.rows.emplace_back(it.key(), it->get<bool>());
-    else if (it->is_number_float()) section.rows.emplace_back(it.key(), it->get<double>());
-    else section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
+    if (it->is_number_unsigned()) {
+      section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
+    } else if (it->is_number()) {
+      section.rows.emplace_back(it.key(), it->get<double>());
+    } else if (it->is_boolean()) {
+      section.rows.emplace_back(it.key(), it->get<bool>());
+    } else {
+      section.rows.emplace_back(it.key(), it->dump());
+    }
   }
   section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
   return {section, ftl_stats_section(cache_->engine().ftl_stats())};

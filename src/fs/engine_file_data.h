@@ -13,7 +13,8 @@ namespace flashdir::fs {
 
 class EngineFileData final : public FileData {
  public:
-  explicit EngineFileData(std::unique_ptr<cache::MountedCache> cache);
+  // `write_back`: the engine runs in write-back mode (sizes, write-back at close, O_SYNC).
+  EngineFileData(std::unique_ptr<cache::MountedCache> cache, bool write_back);
   ~EngineFileData() override;
 
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
@@ -25,6 +26,7 @@ class EngineFileData final : public FileData {
 
  private:
   std::unique_ptr<cache::MountedCache> cache_;
+  const bool write_back_;
   std::atomic<std::uint64_t> bypassed_opens_{0};
 };
 

@@ -7,10 +7,11 @@
 // one OpenFile (the kernel may send concurrent reads and writes of one handle).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
-
 #include <vector>
 
 #include "flashdir/file_io.h"
@@ -26,13 +27,24 @@ class OpenFile {
   virtual ~OpenFile() = default;
   // Bytes at `offset`; fewer than out.size() only at end of file.
   virtual SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) = 0;
-  // With O_APPEND the bytes go to the end of the backing file whatever `offset` says.
+  // With O_APPEND the bytes go to the end of the file whatever `offset` says.
   virtual SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) = 0;
   virtual SysResult<bool> truncate(std::uint64_t size_bytes) = 0;
   virtual SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) = 0;
-  // close(2) of one of the caller's descriptors: reports errors the backing saves for close.
-  virtual SysResult<bool> flush() = 0;
+  // close(2) of one of the caller's descriptors (after write_back()): closes a duplicate of the
+  // backing descriptor, which reports what the backing file system defers to close (NFS)
+  // without closing the descriptor later reads still need.
+  virtual SysResult<bool> flush();
   virtual SysResult<bool> fsync(bool data_only) = 0;
+  // True if writes stay in the data path, ahead of the backing file, until write_back().
+  virtual bool defers_writes() const { return false; }
+  // Makes the backing file hold every byte written through this file (write-back: its dirty
+  // pages go back). Called before the daemon reads or changes the backing file itself in a way
+  // those pages would contradict: SEEK_DATA/SEEK_HOLE, setting times, a second hard link.
+  virtual SysResult<bool> write_back() { return true; }
+  // Corrects attributes fstat'ed from the backing file with what the data path holds ahead of
+  // it (write-back: the size).
+  virtual void correct_attributes(struct stat&) {}
   // The open backing file (for fstat, lseek, flock, copy_file_range between backing files).
   virtual int backing_fd() const = 0;
 };

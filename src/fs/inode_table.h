@@ -32,6 +32,7 @@
 namespace flashdir::fs {
 
 using SharedFd = std::shared_ptr<const UniqueFd>;
+class OpenFile;
 
 class Inode {
  public:
@@ -59,12 +60,45 @@ class Inode {
       capability_may_exist();
   }
 
+  // The files open on this inode through the mount, from open to release: the attributes of a
+  // file whose data path runs ahead of the backing file (write-back) come partly from them.
+  void add_open_file(OpenFile* file) {
+    std::lock_guard lock(open_files_mutex_);
+    open_files_.push_back(file);
+  }
+  void remove_open_file(OpenFile* file) {
+    std::lock_guard lock(open_files_mutex_);
+    std::erase(open_files_, file);
+  }
+  // Calls use(OpenFile&) with one of the open files (they share the data path's state of the
+  // file), under the list's lock so that it is not released meanwhile; false if none is open.
+  template <typename Use>
+  bool with_open_file(Use&& use) {
+    std::lock_guard lock(open_files_mutex_);
+    if (open_files_.empty()) return false;
+    use(*open_files_.front());
+    return true;
+  }
+
+  // The time (CLOCK_REALTIME, ns) of the last write through the mount whose bytes the backing
+  // file may not hold yet (0: none). A backing file's mtime moves only when its write-back
+  // happens; until then getattr reports this one.
+  std::int64_t deferred_write_ns() const { return deferred_write_ns_.load(std::memory_order_relaxed); }
+  void note_deferred_write(std::int64_t now_ns) { deferred_write_ns_.store(now_ns, std::memory_order_relaxed); }
+  // After a write-back: forgets the time read before it unless a later write replaced it.
+  void deferred_write_written_back(std::int64_t seen_ns) {
+    deferred_write_ns_.compare_exchange_strong(seen_ns, 0, std::memory_order_relaxed);
+  }
+
  private:
   friend class InodeTable;
   static std::int64_t ctime_ns(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   }
   std::shared_mutex data_lock_;
+  std::mutex open_files_mutex_;
+  std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
+  std::atomic<std::int64_t> deferred_write_ns_{0};
   std::atomic<bool> no_capability_{false};
   std::atomic<std::int64_t> capability_ctime_ns_{0};
   const dev_t dev_;

@@ -9,8 +9,10 @@ void op_init(void*, fuse_conn_info* conn) {
   // would not drop them for it. The kernel's check costs a GETXATTR(security.capability) per
   // write, answered from memory (operations_xattr.cc).
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
-  // No kernel writeback cache: writes reach the daemon (and the cache engine) in order, and
-  // O_APPEND keeps its meaning at the backing file (DESIGN.md's O_APPEND pitfall).
+  // No kernel writeback cache, in any write mode (doc/daemon.md "Kernel caches"): every write
+  // reaches the cache engine when it is made, so that the size, mtime and O_APPEND offsets stay
+  // the daemon's, and an acknowledged write is in the cache (which a restart recovers), not
+  // in kernel memory lost with the daemon.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   if ((conn->capable & FUSE_CAP_FLOCK_LOCKS) != 0) conn->want |= FUSE_CAP_FLOCK_LOCKS;
   // Reads are answered from a buffer (the cache engine's), not spliced from a descriptor.

@@ -67,7 +67,17 @@ bool control_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, 
 // refused with EPERM; true if it did so.
 bool control_refuse(fuse_req_t req, fuse_ino_t ino);
 
-// The attributes of a backing object for the kernel, from fstat of a descriptor.
+// The attributes of a backing object for the kernel, from fstat of a descriptor, corrected for
+// a file whose data path runs ahead of the backing file (correct_attributes below).
 fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st);
+// Corrects attributes fstat'ed from a regular file's backing file with what its open files
+// hold ahead of it (write-back): size, blocks, and the time of writes not written back yet.
+void correct_attributes(Inode& inode, struct stat& st);
+
+// Makes the backing file hold every byte written through `file` (write-back: its dirty pages
+// go back) and forgets the time of those writes (operations_files.cc).
+SysResult<bool> write_back(Inode& inode, OpenFile& file);
+// The same through any file open on `inode` (true if none is).
+SysResult<bool> write_back_open_file(Inode& inode);
 
 }  // namespace flashdir::fs

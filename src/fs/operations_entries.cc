@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -63,10 +64,29 @@ void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create 
 
 }  // namespace
 
+void correct_attributes(Inode& inode, struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return;
+  inode.with_open_file([&](OpenFile& file) { file.correct_attributes(st); });
+  const std::int64_t written_ns = inode.deferred_write_ns();
+  if (written_ns == 0) return;
+  // Data not written back yet has no blocks in the backing file: the file counts as fully
+  // allocated meanwhile, so that a tool that takes a file with few blocks for sparse (cp, tar)
+  // and copies only its data extents does not skip it.
+  st.st_blocks = std::max<blkcnt_t>(st.st_blocks, (st.st_size + 511) / 512);
+  // The backing file's times move when the data goes back; until then, the last write's.
+  const timespec written{static_cast<time_t>(written_ns / 1'000'000'000), static_cast<long>(written_ns % 1'000'000'000)};
+  const auto later = [](const timespec& a, const timespec& b) {
+    return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+  };
+  if (later(written, st.st_mtim)) st.st_mtim = written;
+  if (later(written, st.st_ctim)) st.st_ctim = written;
+}
+
 fuse_entry_param entry_for(MountContext&, Inode& inode, const struct stat& st) {
   fuse_entry_param entry{};
   entry.ino = reinterpret_cast<fuse_ino_t>(&inode);
   entry.attr = st;
+  correct_attributes(inode, entry.attr);
   entry.attr_timeout = kAttrTimeoutSeconds;
   entry.entry_timeout = kEntryTimeoutSeconds;
   return entry;
@@ -106,6 +126,7 @@ SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
   struct stat st {};
   if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
   inode.note_attributes(st);
+  correct_attributes(inode, st);
   return st;
 }
 
@@ -154,6 +175,10 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     if (!result.is_ok()) return reply_error(req, result.error());
   }
   if ((to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) != 0) {
+    // Data written before must reach the backing file first, or its write-back would move the
+    // times set here (cp -p sets them on the open file before it closes it).
+    auto written = open_file != nullptr ? write_back(inode, *open_file) : write_back_open_file(inode);
+    if (!written.is_ok()) return reply_error(req, written.error());
     struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
     if ((to_set & FUSE_SET_ATTR_ATIME_NOW) != 0) {
       times[0].tv_nsec = UTIME_NOW;
@@ -211,6 +236,9 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* 
   if (!fd.is_ok()) return reply_error(req, fd.error());
   auto parent_fd = context.inodes->path_fd(inode_of(context, new_parent));
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  // A file with two names passes through from its next open on (EngineFileData): it must find
+  // in the backing file what was written through the cache.
+  if (auto written = write_back_open_file(inode); !written.is_ok()) return reply_error(req, written.error());
   // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link of the O_PATH
   // descriptor names the same object (AT_SYMLINK_FOLLOW resolves the /proc link itself, not a
   // symlink the object may be).

@@ -2,6 +2,7 @@
 // copy_file_range, lseek, flock. The bytes go through the mount's FileData.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,9 +33,10 @@ void set_handle_flags(fuse_file_info* fi) {
   fi->direct_io = (fi->flags & O_DIRECT) != 0 ? 1 : 0;
 }
 
-// Hands a freshly opened backing descriptor to the FileData and replies with the handle.
+// Hands a freshly opened backing descriptor to the FileData and replies with the handle; the
+// inode knows its open files until their release.
 template <typename Reply>
-void finish_open(fuse_req_t req, MountContext& context, UniqueFd fd, fuse_file_info* fi, Reply reply) {
+void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd fd, fuse_file_info* fi, Reply reply) {
   OpenRequest request;
   request.relative_path = relative_path_of(context, fd.get());
   request.backing_fd = std::move(fd);
@@ -42,12 +44,36 @@ void finish_open(fuse_req_t req, MountContext& context, UniqueFd fd, fuse_file_i
   auto file = context.data->open(std::move(request));
   if (!file.is_ok()) return reply_error(req, file.error());
   set_handle_flags(fi);
+  OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
-  if (reply() != 0) context.files.take(fi->fh);
+  inode.add_open_file(opened);
+  if (reply() != 0) {
+    inode.remove_open_file(opened);
+    context.files.take(fi->fh);
+  }
+}
+
+std::int64_t realtime_ns() {
+  timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 
 }  // namespace
+
+SysResult<bool> write_back(Inode& inode, OpenFile& file) {
+  const std::int64_t written_ns = inode.deferred_write_ns();
+  auto result = file.write_back();
+  if (result.is_ok()) inode.deferred_write_written_back(written_ns);
+  return result;
+}
+
+SysResult<bool> write_back_open_file(Inode& inode) {
+  SysResult<bool> result = true;
+  inode.with_open_file([&](OpenFile& file) { result = write_back(inode, file); });
+  return result;
+}
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   MountContext& context = context_of(req);
@@ -69,7 +95,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
   Inode& inode = context.inodes->remember(std::move(path_fd), st);
   const fuse_entry_param entry = entry_for(context, inode, st);
-  finish_open(req, context, std::move(fd), fi, [&] {
+  finish_open(req, context, inode, std::move(fd), fi, [&] {
     const int result = fuse_reply_create(req, &entry, fi);
     if (result != 0) context.inodes->forget(inode, 1);
     return result;
@@ -80,13 +106,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::open);
   if (control_open(req, ino, fi)) return;
-  auto path_fd = context.inodes->path_fd(inode_of(context, ino));
+  Inode& inode = inode_of(context, ino);
+  auto path_fd = context.inodes->path_fd(inode);
   if (!path_fd.is_ok()) return reply_error(req, path_fd.error());
   // Reopening through /proc gives a descriptor with the access mode asked for; the O_PATH
   // descriptor itself cannot read or write. (O_NOFOLLOW would refuse the /proc link itself.)
   UniqueFd fd(::open(proc_path((*path_fd)->get()).c_str(), backing_flags(fi->flags) & ~O_NOFOLLOW));
   if (!fd.valid()) return reply_error(req, errno);
-  finish_open(req, context, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
+  finish_open(req, context, inode, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
@@ -107,18 +134,25 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::write);
-  std::unique_lock writing(inode_of(context, ino).data_lock());
-  auto n = open_file(fi).write(static_cast<std::uint64_t>(offset),
-                               ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size));
+  Inode& inode = inode_of(context, ino);
+  OpenFile& file = open_file(fi);
+  std::unique_lock writing(inode.data_lock());
+  auto n = file.write(static_cast<std::uint64_t>(offset), ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size));
   writing.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
+  if (file.defers_writes()) inode.note_deferred_write(realtime_ns());
   context.counters.add_written_bytes(*n);
   fuse_reply_write(req, *n);
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  context_of(req).counters.count(Op::flush);
+  MountContext& context = context_of(req);
+  context.counters.count(Op::flush);
   if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
+  // Close-to-open: the backing file holds what was written through the mount once close(2)
+  // returns, and the errors of a deferred write-back (ENOSPC, EDQUOT, EIO) reach close(2).
+  if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
+    return reply_error(req, written.error());
   auto result = open_file(fi).flush();
   if (!result.is_ok()) return reply_error(req, result.error());
   fuse_reply_err(req, 0);
@@ -128,6 +162,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::release);
   if (control_release(req, ino, fi)) return;
+  inode_of(context, ino).remove_open_file(&open_file(fi));
   context.files.take(fi->fh);
   fuse_reply_err(req, 0);
 }
@@ -187,10 +222,14 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
 }
 
 void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
-  context_of(req).counters.count(Op::lseek);
+  MountContext& context = context_of(req);
+  context.counters.count(Op::lseek);
   if (control_refuse(req, ino)) return;
-  // SEEK_DATA / SEEK_HOLE answer from the backing file.
-  const off_t result = ::lseek(open_file(fi).backing_fd(), off, whence);
+  // SEEK_DATA / SEEK_HOLE (the kernel answers the other whences itself) answer from the
+  // backing file, once it holds every byte written through the mount.
+  OpenFile& file = open_file(fi);
+  if (auto written = write_back(inode_of(context, ino), file); !written.is_ok()) return reply_error(req, written.error());
+  const off_t result = ::lseek(file.backing_fd(), off, whence);
   if (result < 0) return reply_error(req, errno);
   fuse_reply_lseek(req, result);
 }

@@ -67,15 +67,6 @@ SysResult<bool> PassthroughFile::fallocate(int mode, std::uint64_t offset, std::
   return true;
 }
 
-SysResult<bool> PassthroughFile::flush() {
-  // Closing a duplicate reports what the backing file system defers to close (NFS) without
-  // closing the descriptor later reads still need.
-  const int duplicate = ::dup(fd_.get());
-  if (duplicate < 0) return last_errno();
-  if (::close(duplicate) != 0) return last_errno();
-  return true;
-}
-
 SysResult<bool> PassthroughFile::fsync(bool data_only) {
   if ((data_only ? ::fdatasync(fd_.get()) : ::fsync(fd_.get())) != 0) return last_errno();
   return true;

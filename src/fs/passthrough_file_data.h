@@ -25,7 +25,6 @@ class PassthroughFile final : public OpenFile {
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) override;
   SysResult<bool> truncate(std::uint64_t size_bytes) override;
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override;
-  SysResult<bool> flush() override;
   SysResult<bool> fsync(bool data_only) override;
   int backing_fd() const override { return fd_.get(); }
 

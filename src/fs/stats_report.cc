@@ -17,7 +17,7 @@ constexpr std::array<const char*, kOpCount> kOpNames = {
 std::string text_of(const StatsValue& value) {
   if (const auto* n = std::get_if<std::uint64_t>(&value)) return std::to_string(*n);
   if (const auto* d = std::get_if<double>(&value)) return fmt::format("{:.4g}", *d);
-  if (const auto* b = std::get_if<bool>(&value)) return *b ? "yes" : "no";
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   return std::get<std::string>(value);
 }
 

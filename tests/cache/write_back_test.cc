@@ -71,6 +71,30 @@ TEST_CASE("write-back keeps writes in the cache until the last release writes th
   CHECK(rig.engine().stats().read_miss_pages - misses <= 3);
 }
 
+TEST_CASE("write-back: write_back() puts a file's dirty pages in the backing file while it stays open") {
+  EngineRig rig(write_back());
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(4, 3 * P);
+  rig.put("f", model);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto update = pattern(5, 2 * P + 17);
+  REQUIRE(rig.engine().write(*file, 2 * P, update).is_ok());  // rewrites one page, grows the file
+  apply(model, 2 * P, update);
+  CHECK(rig.engine().stats().dirty_pages == 3);
+  CHECK(rig.get("f").size() == 3 * P);
+
+  REQUIRE(rig.engine().write_back(*file).is_ok());
+  CHECK(rig.get("f") == model);  // cut at the file's size, not at the last page's end
+  CHECK(rig.engine().stats().dirty_pages == 0);
+  CHECK(rig.engine().stats().written_back_pages == 3);
+  REQUIRE(rig.engine().write(*file, 0, pattern(6, 10)).is_ok());  // the handle is still usable
+  CHECK(rig.engine().stats().dirty_pages == 1);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  apply(model, 0, pattern(6, 10));
+  CHECK(rig.get("f") == model);
+}
+
 TEST_CASE("write-back: a cache full of dirty pages makes writers wait for the flusher, never loses data") {
   EngineOptions options = write_back();
   options.flush_batch_pages = 8;

@@ -22,7 +22,7 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   CHECK(table.find("  read         ") != std::string::npos);
   CHECK(table.find("write ") == std::string::npos);  // ops never requested are left out
   CHECK(table.find("  clean  ") != std::string::npos);
-  CHECK(table.find("yes\n") != std::string::npos);
+  CHECK(table.find("true\n") != std::string::npos);
 
   const auto json = nlohmann::ordered_json::parse(render_json(sections));
   CHECK(json["requests"]["read"] == 2);

@@ -16,7 +16,7 @@ import threading
 import harness
 
 # Each write mode once; the last also runs the loop with a fixed thread count and clone_fd.
-MODES = (("writethrough", ""), ("writearound", ",threads=4,clone_fd"))
+MODES = (("writethrough", ""), ("writeback", ""), ("writearound", ",threads=4,clone_fd"))
 PAGE = 4096
 CACHE_SIZE = "16M"  # the smallest cache: fio and full_cache overflow it
 

@@ -258,6 +258,34 @@ def root_steps():
             out.append(outcome(f))
         return out
 
+    def open_file_attributes(r):
+        # What stat says of a file while its newest bytes may be only in the cache (write-back),
+        # and times set on the open file before close (cp -p) surviving the close.
+        path = f"{r}/grow"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_SYNC, 0o644)
+        os.write(fd, b"x" * 10000)
+        st = os.fstat(fd)
+        os.pwrite(fd, b"y", 50000)
+        end = os.lseek(fd, 0, os.SEEK_END)
+        by_path = os.stat(path)
+        appended = os.open(path, os.O_WRONLY | os.O_APPEND)
+        os.write(appended, b"z" * 3)
+        os.close(appended)
+        os.utime(fd, ns=(5 * 10**9, 7 * 10**9))
+        os.close(fd)
+        final = os.stat(path)
+        return [st.st_size, st.st_blocks * 512 >= 10000, end, by_path.st_size, by_path.st_blocks * 512 >= 12288,
+                final.st_size, final.st_mtime_ns, read_all(path)[-10:]]
+
+    def write_only_partial_pages(r):
+        write_file(f"{r}/wo", bytes(range(256)) * 40)
+        fd = os.open(f"{r}/wo", os.O_WRONLY)
+        os.pwrite(fd, b"abc", 5000)
+        os.pwrite(fd, b"tail", 10238)
+        size = os.fstat(fd).st_size
+        os.close(fd)
+        return [size, read_all(f"{r}/wo")]
+
     def listing(r):
         return sorted(os.listdir(r))
 
@@ -285,7 +313,7 @@ def root_steps():
                                        setgid_dir, times, links, symlinks, eloop, nofollow, nodes, xattrs, xattr_missing,
                                        xattr_create_twice, rename_file_over_file, rename_dirs, rename_dir_over_file,
                                        rename_noreplace, rename_exchange, unlink_open_file, errors_dirs, big_file,
-                                       listing, shared_dirs)]
+                                       open_file_attributes, write_only_partial_pages, listing, shared_dirs)]
 
 
 def nobody_steps():
@@ -388,88 +416,107 @@ def run_as_nobody(steps, plain, mounted):
     return json.loads(b"".join(chunks) or b"[]")
 
 
+def mount_only(check, top, plain, backing, mountpoint, mount):
+    """The mount's own promises: O_DIRECT with unaligned buffers, fallocate modes the kernel
+    refuses, the hidden control directory, capabilities, and no path outside the backing."""
+    # O_DIRECT works with unaligned buffers and offsets (the plain directory may refuse).
+    fd = os.open(f"{mountpoint}/direct", os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
+    os.pwrite(fd, b"unaligned", 3)
+    check.check(os.pread(fd, 20, 0) == b"\0\0\0unaligned", "O_DIRECT unaligned write and read back")
+    os.close(fd)
+    check.check(read_all(f"{backing}/direct") == (b"\0\0\0unaligned").hex(), "O_DIRECT data in the backing file")
+
+    # Collapse and insert range: Linux's FUSE client refuses them (EOPNOTSUPP) before the
+    # daemon sees them, whatever the backing file system does (doc/daemon.md).
+    write_file(f"{mountpoint}/shift", b"s" * 16384)
+    fd = os.open(f"{mountpoint}/shift", os.O_RDWR)
+    for mode in (FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE):
+        check.check(outcome(lambda: fallocate_range(fd, mode, 4096, 4096)) == f"errno {errno.errorcode[errno.EOPNOTSUPP]}",
+                    f"fallocate mode {mode:#x} is refused with EOPNOTSUPP")
+    check.check(os.pread(fd, 1 << 20, 0) == b"s" * 16384, "a refused collapse or insert changes nothing")
+    os.close(fd)
+
+    # The control directory: found by name, not listed, read-only.
+    check.check(".flashdir" not in os.listdir(mountpoint), ".flashdir is not listed")
+    check.check(os.path.isdir(f"{mountpoint}/.flashdir"), ".flashdir is found by name")
+    with open(f"{mountpoint}/.flashdir/stats.json") as f:
+        stats = json.load(f)
+    check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
+    check.check(all(isinstance(value, (int, float)) for value in stats["cache"].values()),
+                f"stats.json gives the cache's figures as numbers and booleans: {stats['cache']}")
+    device = stats["ftl"]
+    # Host pages may still sit in the device's write buffer: programs can be fewer.
+    check.check(device["host_write_pages"] > 0 and device["chip_page_programs"] > 0
+                and abs(device["write_amplification"] * device["host_write_pages"] - device["chip_page_programs"]) < 1e-6,
+                f"stats.json shows the simulated SSD's work: {device}")
+    check.check(device["erase_count_min"] <= device["erase_count_mean"] <= device["erase_count_max"]
+                and device["ram_budget_bytes"] > 0, f"stats.json shows wear and device RAM: {device}")
+    check.check(outcome(lambda: os.open(f"{mountpoint}/.flashdir/stats", os.O_WRONLY)) == "errno EACCES",
+                "the stats file cannot be opened for writing")
+    check.check(outcome(lambda: os.mkdir(f"{mountpoint}/.flashdir/x")) == "errno EPERM",
+                "nothing can be created in .flashdir")
+
+    # The kernel's getxattr(security.capability) before each write is answered from memory.
+    before = stats["data"]["capability_xattr_from_memory"]
+    fd = os.open(f"{mountpoint}/capwrites", os.O_WRONLY | os.O_CREAT, 0o644)
+    for i in range(50):
+        os.pwrite(fd, b"w", i)
+    os.close(fd)
+    with open(f"{mountpoint}/.flashdir/stats.json") as f:
+        after = json.load(f)["data"]["capability_xattr_from_memory"]
+    check.check(after - before >= 45, f"security.capability answered from memory: {after - before} of 50 writes")
+    # A capability set behind the mount is seen: the next write through the mount drops
+    # it, as a write on the plain directory does.
+    capability = struct.pack("<5I", 0x02000001, 1 << 10, 0, 0, 0)  # v2, effective, cap_net_bind_service
+    for tree in (plain, mountpoint):
+        write_file(f"{tree}/capped", b"c")  # the mount now knows "no capability"
+    for tree in (plain, backing):
+        os.setxattr(f"{tree}/capped", "security.capability", capability)
+    for tree in (plain, mountpoint):
+        with open(f"{tree}/capped", "ab") as f:
+            f.write(b"more")
+    check.check(outcome(lambda: os.getxattr(f"{plain}/capped", "security.capability")) == "errno ENODATA",
+                "a write drops a file capability on the plain directory")
+    check.check(outcome(lambda: os.getxattr(f"{backing}/capped", "security.capability")) == "errno ENODATA",
+                "a write through the mount drops a capability set behind the mount")
+
+    # Nothing resolves outside the backing directory: ".." of the root is the root, and
+    # an absolute symlink is returned as a link, not followed by the daemon.
+    check.check(sorted(os.listdir(f"{mountpoint}/..")) == sorted(os.listdir(top)), ".. of the mount is its parent")
+    check.check(os.readlink(f"{mountpoint}/abs") == "/etc/passwd", "absolute symlink passes through")
+    check.check(mount.pid > 0, "the daemon's pid is recorded in the lock file")
+
+
+def compare(check, mode, top, then=None):
+    """The operation scripts on a plain directory and on a mount in write mode `mode`; then
+    `then(check, top, plain, backing, mountpoint, mount)` on the same mount."""
+    plain, backing, mountpoint = f"{top}/plain-{mode}", f"{top}/backing-{mode}", f"{top}/mnt-{mode}"
+    for d in (plain, backing, mountpoint):
+        os.mkdir(d, 0o755)
+    with harness.Mount(backing, mountpoint, f"{top}/cache-{mode}", f"allow_other,mode={mode}") as mount:
+        for who, results in (("root", run_steps(root_steps(), plain, mountpoint)),
+                             ("nobody", run_as_nobody(nobody_steps(), plain, mountpoint))):
+            check.check(len(results) > 0, f"{mode} {who}: no results")
+            for name, want, got in results:
+                check.check(want == got, f"{mode} {who} {name}: plain directory {want!r}, mount {got!r}")
+        if then is not None:
+            then(check, top, plain, backing, mountpoint, mount)
+    check.check(not harness.is_mounted(mountpoint), f"{mode}: unmounted at the end")
+    # The backing directory holds what the plain one does (write-back wrote everything back).
+    for name in ("app", "t", "mm", "dst", "modes", "grow", "wo", "pub/mine2"):
+        check.check(read_all(f"{backing}/{name}") == read_all(f"{plain}/{name}"),
+                    f"{mode}: after the unmount the backing file {name} equals the plain one")
+
+
 def main():
     harness.require_fuse()
     check = harness.Checker("fuse ops")
     os.umask(0o022)
     with harness.scratch("ops") as top:
-        plain, backing, mountpoint = f"{top}/plain", f"{top}/backing", f"{top}/mnt"
-        for d in (plain, backing, mountpoint):
-            os.mkdir(d, 0o755)
-        with harness.Mount(backing, mountpoint, f"{top}/cache", "allow_other") as mount:
-            for who, results in (("root", run_steps(root_steps(), plain, mountpoint)),
-                                 ("nobody", run_as_nobody(nobody_steps(), plain, mountpoint))):
-                check.check(len(results) > 0, f"{who}: no results")
-                for name, want, got in results:
-                    check.check(want == got, f"{who} {name}: plain directory {want!r}, mount {got!r}")
-
-            # O_DIRECT works with unaligned buffers and offsets (the plain directory may refuse).
-            fd = os.open(f"{mountpoint}/direct", os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
-            os.pwrite(fd, b"unaligned", 3)
-            check.check(os.pread(fd, 20, 0) == b"\0\0\0unaligned", "O_DIRECT unaligned write and read back")
-            os.close(fd)
-            check.check(read_all(f"{backing}/direct") == (b"\0\0\0unaligned").hex(), "O_DIRECT data in the backing file")
-
-            # Collapse and insert range: Linux's FUSE client refuses them (EOPNOTSUPP) before the
-            # daemon sees them, whatever the backing file system does (doc/daemon.md).
-            write_file(f"{mountpoint}/shift", b"s" * 16384)
-            fd = os.open(f"{mountpoint}/shift", os.O_RDWR)
-            for mode in (FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE):
-                check.check(outcome(lambda: fallocate_range(fd, mode, 4096, 4096)) == f"errno {errno.errorcode[errno.EOPNOTSUPP]}",
-                            f"fallocate mode {mode:#x} is refused with EOPNOTSUPP")
-            check.check(os.pread(fd, 1 << 20, 0) == b"s" * 16384, "a refused collapse or insert changes nothing")
-            os.close(fd)
-
-            # The control directory: found by name, not listed, read-only.
-            check.check(".flashdir" not in os.listdir(mountpoint), ".flashdir is not listed")
-            check.check(os.path.isdir(f"{mountpoint}/.flashdir"), ".flashdir is found by name")
-            with open(f"{mountpoint}/.flashdir/stats.json") as f:
-                stats = json.load(f)
-            check.check(stats["requests"]["lookup"] > 0, "stats.json counts lookups")
-            check.check(all(isinstance(value, (int, float)) for value in stats["cache"].values()),
-                        f"stats.json gives the cache's figures as numbers and booleans: {stats['cache']}")
-            device = stats["ftl"]
-            # Host pages may still sit in the device's write buffer: programs can be fewer.
-            check.check(device["host_write_pages"] > 0 and device["chip_page_programs"] > 0
-                        and abs(device["write_amplification"] * device["host_write_pages"] - device["chip_page_programs"]) < 1e-6,
-                        f"stats.json shows the simulated SSD's work: {device}")
-            check.check(device["erase_count_min"] <= device["erase_count_mean"] <= device["erase_count_max"]
-                        and device["ram_budget_bytes"] > 0, f"stats.json shows wear and device RAM: {device}")
-            check.check(outcome(lambda: os.open(f"{mountpoint}/.flashdir/stats", os.O_WRONLY)) == "errno EACCES",
-                        "the stats file cannot be opened for writing")
-            check.check(outcome(lambda: os.mkdir(f"{mountpoint}/.flashdir/x")) == "errno EPERM",
-                        "nothing can be created in .flashdir")
-
-            # The kernel's getxattr(security.capability) before each write is answered from memory.
-            before = stats["data"]["capability_xattr_from_memory"]
-            fd = os.open(f"{mountpoint}/capwrites", os.O_WRONLY | os.O_CREAT, 0o644)
-            for i in range(50):
-                os.pwrite(fd, b"w", i)
-            os.close(fd)
-            with open(f"{mountpoint}/.flashdir/stats.json") as f:
-                after = json.load(f)["data"]["capability_xattr_from_memory"]
-            check.check(after - before >= 45, f"security.capability answered from memory: {after - before} of 50 writes")
-            # A capability set behind the mount is seen: the next write through the mount drops
-            # it, as a write on the plain directory does.
-            capability = struct.pack("<5I", 0x02000001, 1 << 10, 0, 0, 0)  # v2, effective, cap_net_bind_service
-            for tree in (plain, mountpoint):
-                write_file(f"{tree}/capped", b"c")  # the mount now knows "no capability"
-            for tree in (plain, backing):
-                os.setxattr(f"{tree}/capped", "security.capability", capability)
-            for tree in (plain, mountpoint):
-                with open(f"{tree}/capped", "ab") as f:
-                    f.write(b"more")
-            check.check(outcome(lambda: os.getxattr(f"{plain}/capped", "security.capability")) == "errno ENODATA",
-                        "a write drops a file capability on the plain directory")
-            check.check(outcome(lambda: os.getxattr(f"{backing}/capped", "security.capability")) == "errno ENODATA",
-                        "a write through the mount drops a capability set behind the mount")
-
-            # Nothing resolves outside the backing directory: ".." of the root is the root, and
-            # an absolute symlink is returned as a link, not followed by the daemon.
-            check.check(sorted(os.listdir(f"{mountpoint}/..")) == sorted(os.listdir(top)), ".. of the mount is its parent")
-            check.check(os.readlink(f"{mountpoint}/abs") == "/etc/passwd", "absolute symlink passes through")
-            check.check(mount.pid > 0, "the daemon's pid is recorded in the lock file")
-        check.check(not harness.is_mounted(mountpoint), "unmounted at the end")
+        compare(check, "writethrough", top, mount_only)
+        # Write-back too: sizes, appends, holes and times of files whose newest bytes are still
+        # in the cache.
+        compare(check, "writeback", top)
     return check.finish()
 
 

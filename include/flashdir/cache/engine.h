@@ -129,6 +129,10 @@ class Engine {
   // write-back: the file's dirty pages become durable in the cache (FTL durable watermark and
   // metadata), and the backing file is synced; other modes: the backing file is synced.
   Status fsync(FileHandle file);
+  // write-back: writes the file's dirty pages back to the backing file and syncs it (nothing to
+  // do in the other modes). The daemon calls it at close(2), so that the backing file holds
+  // what was written through the mount (close-to-open) and its errors reach the caller.
+  Status write_back(FileHandle file);
   // The file's size as the engine has it: in write-back, past the backing file's end until the
   // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.
   Result<std::uint64_t> size(FileHandle file);
