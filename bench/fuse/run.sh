@@ -136,6 +136,8 @@ fio_run() {
 }
 
 workloads=("randread 4k 1" "randread 4k 4" "read 1M 1")
+# Other work on the machine skews the figures; the results show how busy it was.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 samples="$work/samples"  # lines: workload|target|MiB/s
 for round in $(seq "$rounds"); do
   for workload in "${workloads[@]}"; do
@@ -149,7 +151,8 @@ for round in $(seq "$rounds"); do
 done
 misses_after="$(cache_counter read_miss_pages)"
 
-python3 - "$samples" "$misses_after" "$misses_warm" "$(cache_counter hit_ratio)" <<'PY' | tee "$here/results.md"
+{
+python3 - "$samples" "$misses_after" "$misses_warm" "$(cache_counter hit_ratio)" <<'PY'
 import collections, statistics, sys
 samples, misses_after, misses_warm, hit_ratio = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 runs = collections.defaultdict(list)
@@ -160,6 +163,10 @@ for line in open(samples):
         order.append(workload)
     runs[workload, target].append(float(mib))
 median = {key: statistics.median(values) for key, values in runs.items()}
+# A ratio is the median of the rounds' ratios: the targets of one round ran back to back, so a
+# slow moment of the machine weighs on both sides of each.
+def ratio(workload, other):
+    return statistics.median(f / o for f, o in zip(runs[workload, "flashdir"], runs[workload, other]))
 def cell(workload, target):
     mib = median[workload, target]
     iops = mib * 1024 / (4 if "4k" in workload else 1024)
@@ -167,14 +174,16 @@ def cell(workload, target):
 print("| workload (direct=1, warm) | flashdir | passthrough_hp | backing | flashdir / passthrough_hp | flashdir / backing |")
 print("|---|---|---|---|---|---|")
 for w in order:
-    f, p, b = (median[w, t] for t in ("flashdir", "passthrough_hp", "backing"))
-    print(f"| {w} | {cell(w, 'flashdir')} | {cell(w, 'passthrough_hp')} | {cell(w, 'backing')} | {f / p:.2f} | {f / b:.2f} |")
+    print(f"| {w} | {cell(w, 'flashdir')} | {cell(w, 'passthrough_hp')} | {cell(w, 'backing')} | "
+          f"{ratio(w, 'passthrough_hp'):.2f} | {ratio(w, 'backing'):.2f} |")
 print()
-print("Medians of the rounds; each round's ratio flashdir / passthrough_hp: " + "; ".join(
-    f"{w}: " + ", ".join(f"{a / b:.2f}" for a, b in zip(runs[w, "flashdir"], runs[w, "passthrough_hp"])) for w in order))
+print("Rates: medians of the rounds. Ratios: medians of the rounds' ratios; flashdir / passthrough_hp round by round: "
+      + "; ".join(f"{w}: " + ", ".join(f"{a / b:.2f}" for a, b in zip(runs[w, "flashdir"], runs[w, "passthrough_hp"]))
+                  for w in order))
 print(f"flashdir cache: {misses_after - misses_warm} pages missed during the timed runs, "
       f"hit ratio {hit_ratio:.3f} over the whole mount (the first read filled it)")
 PY
 echo "file $size, ${seconds}s per point, $rounds rounds, mode=$mode${extra_options:+,$extra_options}," \
-  "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r), $(date -u +%Y-%m-%d)" |
-  tee -a "$here/results.md"
+  "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r), load average before:" \
+  "$load_before, after: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M') UTC"
+} | tee "$here/results.md"
