@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -169,14 +170,17 @@ struct Workload {
   bool writes;
 };
 
-// Runs `workload` on `subject` over a file of `file_bytes`. Each thread has its own seeded
-// offsets (random) or its own share of the file (sequential, wrapping).
+// Every run of every thread draws its own offsets: a run that replayed the offsets of an
+// earlier one would find its pages as that run left them (admitted, dropped or rewritten).
+std::atomic<std::uint64_t> next_seed{0x5eed};
+
+// Runs `workload` on `subject` over a file of `file_bytes`: random requests, or a sequential
+// stream from a random start, wrapping at the end of the file.
 void run(benchmark::State& state, const Workload& workload, Subject& subject, std::uint64_t file_bytes) {
   std::vector<std::uint8_t> buffer(workload.request_bytes, static_cast<std::uint8_t>(0x40 + state.thread_index()));
   const std::uint64_t requests_in_file = file_bytes / workload.request_bytes;
-  SeededRandom random(0x5eed + static_cast<std::uint64_t>(state.thread_index()));
-  std::uint64_t next =
-      requests_in_file * static_cast<std::uint64_t>(state.thread_index()) / static_cast<std::uint64_t>(state.threads());
+  SeededRandom random(next_seed++);
+  std::uint64_t next = random.uniform(requests_in_file);
   const cache::Engine* engine = subject.engine();
   const cache::EngineStats before =
       engine != nullptr && state.thread_index() == 0 ? engine->stats() : cache::EngineStats{};
