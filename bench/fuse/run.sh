@@ -68,6 +68,7 @@ build_passthrough_hp() {
   echo "$binary"
 }
 
+[ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
 FLASHDIR_PACKAGES+=(dpkg-dev)
 ensure_packages
 ensure_deb_src
@@ -75,7 +76,6 @@ configure_release
 ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir >/dev/null
 flashdir="$FLASHDIR_ROOT/build/daemon/flashdir"
 passthrough_hp="$(build_passthrough_hp)"
-[ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing" >&2; exit 1; }
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/flashdir-bench-XXXXXX")"
 cleanup() {
