@@ -2,7 +2,7 @@
 // run (issue 9): cached 4 KiB random and 1 MiB sequential reads with 1 and 2 threads, 4 KiB
 // random misses, and 4 KiB random and 1 MiB sequential writes in each write mode. Each
 // workload runs on the engine and on the plain file; the run ends with a table of the
-// engine's rate over the plain file's (bench/README.md discusses one).
+// engine's rate and CPU time against the plain file's (bench/README.md discusses one).
 //
 // Everything lives in one directory on one disk (FLASHDIR_BENCH_DIR, default /var/tmp): the
 // backing directory, whose files are the plain files the baseline reads and writes, and the
@@ -56,8 +56,8 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
   return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
-// A file of `bytes` bytes of a non-zero pattern (so that nothing is sparse), read once into the
-// host's page cache.
+// A file of `bytes` bytes, none of them a hole, written through the host's page cache (where it
+// stays: the machine has the memory).
 void write_file(const std::filesystem::path& path, std::uint64_t bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) die_errno("creating " + path.string());
