@@ -1,38 +1,91 @@
 #!/usr/bin/env bash
-# Warm-cache read benchmark of the FUSE daemon, in one run: fio 4 KiB random reads (1 and 4
-# jobs) and 1 MiB sequential reads on
+# Warm-cache read benchmark of the FUSE daemon, one runner, one run: fio 4 KiB random reads
+# (1 and 4 jobs) and 1 MiB sequential reads, all direct=1, on
 #   flashdir        the daemon under test (build/daemon/flashdir)
-#   passthrough_hp  libfuse's fast passthrough example (bench/fuse/build_passthrough_hp.sh)
+#   passthrough_hp  libfuse's fast passthrough example, built from Debian's fuse3 source
 #   backing         the backing directory itself (no FUSE)
-# All reads use direct=1 (O_DIRECT): every read reaches the FUSE daemon instead of the kernel
-# page cache of the mount (bench/README.md explains why). The backing directory lives on tmpfs
-# (/dev/shm), where O_DIRECT is served from memory: passthrough_hp passes O_DIRECT on to the
-# backing file, and on a disk its reads would measure the disk, not FUSE. Before measuring,
-# each target reads the whole file once (warm: with the engine, the flashdir cache has admitted
-# it). Prints a table and writes it to bench/fuse/results.md.
+# and the ratios flashdir/passthrough_hp and flashdir/backing. bench/README.md discusses a run.
 #
-#   bench/fuse/run.sh                 env: FLASHDIR_BENCH_SIZE (256M), FLASHDIR_BENCH_SECONDS (10),
-#                                          FLASHDIR (the binary), FLASHDIR_BENCH_MODE (writethrough),
-#                                          FLASHDIR_BENCH_DIR (/dev/shm: where backing and cache live)
+# On a fresh Debian machine (as root, or with sudo) it installs what is missing (the build's
+# packages, fio, dpkg-dev), adds a deb-src entry for the release if apt has none (so that
+# `apt-get source fuse3` works), builds flashdir and passthrough_hp, then measures.
+#
+# direct=1 (O_DIRECT): every read reaches the FUSE daemon instead of the kernel page cache of
+# the mount. The backing directory and the cache live on tmpfs (/dev/shm), where O_DIRECT is
+# served from memory: passthrough_hp passes O_DIRECT on to the backing file, and on a disk its
+# reads would measure the disk, not FUSE. Each target reads the whole file once first; for
+# flashdir the runner then checks in the stats file that a second full read is all hits and
+# that the timed runs miss nothing. The targets take turns, point by point, for several
+# rounds, and each figure is the median over the rounds: on a shared machine a slow moment
+# then hits every target alike instead of one.
+#
+#   bench/fuse/run.sh      env: FLASHDIR_BENCH_SIZE (256M), FLASHDIR_BENCH_SECONDS (5, per point),
+#                               FLASHDIR_BENCH_ROUNDS (3), FLASHDIR_BENCH_MODE (writethrough),
+#                               FLASHDIR_BENCH_DIR (/dev/shm: where backing and cache live),
+#                               FLASHDIR_BENCH_OPTIONS (more -o options for flashdir)
+# Writes the table to bench/fuse/results.md too.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-flashdir="${FLASHDIR:-$root/build/daemon/flashdir}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../../scripts/setup.sh"
 size="${FLASHDIR_BENCH_SIZE:-256M}"
-seconds="${FLASHDIR_BENCH_SECONDS:-10}"
+seconds="${FLASHDIR_BENCH_SECONDS:-5}"
+rounds="${FLASHDIR_BENCH_ROUNDS:-3}"
 mode="${FLASHDIR_BENCH_MODE:-writethrough}"
-[ -x "$flashdir" ] || { echo "run.sh: build flashdir first (ninja -C build daemon/flashdir)" >&2; exit 1; }
-command -v fio >/dev/null || { echo "run.sh: fio is missing" >&2; exit 1; }
-passthrough_hp="$("$root/bench/fuse/build_passthrough_hp.sh")"
+extra_options="${FLASHDIR_BENCH_OPTIONS:-}"
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+
+# A deb-src entry for this release's main archive, unless apt already knows fuse3's source.
+ensure_deb_src() {
+  apt-cache showsrc fuse3 2>/dev/null | grep -q '^Package: fuse3$' && return 0
+  local codename
+  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  echo "run.sh: adding a deb-src entry for $codename (/etc/apt/sources.list.d/flashdir-bench-src.sources)"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$codename" | "${sudo[@]}" tee /etc/apt/sources.list.d/flashdir-bench-src.sources >/dev/null
+  "${sudo[@]}" apt-get update -q
+}
+
+# Builds libfuse's example/passthrough_hp from Debian's fuse3 source package (the same version
+# as the libfuse3 flashdir links) into a directory outside the repository, once; prints the
+# binary's path.
+build_passthrough_hp() {
+  local cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/flashdir-bench"
+  local binary="$cache_dir/passthrough_hp"
+  if [ ! -x "$binary" ]; then
+    mkdir -p "$cache_dir/src"
+    ls -d "$cache_dir"/src/fuse3-*/example >/dev/null 2>&1 || (cd "$cache_dir/src" && apt-get source -q fuse3 >&2)
+    local example_dir
+    example_dir="$(ls -d "$cache_dir"/src/fuse3-*/example | head -n 1)"
+    # The example compiles alone against the installed libfuse3; the HAVE_* macros are what
+    # libfuse's own meson build defines on Linux.
+    g++ -std=c++17 -O2 -Wall -DHAVE_SETXATTR -DHAVE_POSIX_FALLOCATE -DHAVE_UTIMENSAT \
+      -I"$example_dir" "$example_dir/passthrough_hp.cc" -o "$binary.tmp" \
+      $(pkg-config --cflags --libs fuse3) -lpthread >&2
+    mv "$binary.tmp" "$binary"
+  fi
+  echo "$binary"
+}
+
+[ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
+FLASHDIR_PACKAGES+=(dpkg-dev)
+ensure_packages
+ensure_deb_src
+configure_release
+ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir >/dev/null
+flashdir="$FLASHDIR_ROOT/build/daemon/flashdir"
+passthrough_hp="$(build_passthrough_hp)"
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/flashdir-bench-XXXXXX")"
 cleanup() {
   for m in "$work/flashdir" "$work/passthrough_hp"; do
     mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
   done
+  # The flashdir daemon closes its cache after the unmount; wait for it before removing it.
   local pid
   pid="$(cat "$work/cache/daemon.lock" 2>/dev/null || true)"
-  [ -n "$pid" ] && for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -42,55 +95,95 @@ fio --name=layout --directory="$work/backing" --filename=data --size="$size" --r
 
 # seq_cutoff_read=0: the warm-up is one sequential stream over the whole file, which the
 # default cutoff (16 MiB) would stop admitting; the benchmark measures a warm cache.
-"$flashdir" "$work/backing" "$work/flashdir" -o "cache=$work/cache,size=1G,mode=$mode,seq_cutoff_read=0" >/dev/null 2>&1
+"$flashdir" "$work/backing" "$work/flashdir" \
+  -o "cache=$work/cache,size=1G,mode=$mode,seq_cutoff_read=0${extra_options:+,$extra_options}" >"$work/flashdir.log" 2>&1 ||
+  { cat "$work/flashdir.log" >&2; exit 1; }
 "$passthrough_hp" "$work/backing" "$work/passthrough_hp"
 
-# fio_run DIR RW BS JOBS -> "IOPS MiB/s"
+# cache_counter NAME: one counter of the flashdir cache's stats.
+cache_counter() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["cache"][sys.argv[2]])' \
+    "$work/flashdir/.flashdir/stats.json" "$1"
+}
+
+read_whole_file() {
+  fio --name=warm --directory="$1" --filename=data --size="$size" --rw=read --bs=1M --direct=1 \
+    --ioengine=psync --output=/dev/null
+}
+
+targets=(flashdir passthrough_hp backing)
+for target in "${targets[@]}"; do read_whole_file "$work/$target"; done
+misses_before="$(cache_counter read_miss_pages)"
+hits_before="$(cache_counter read_hit_pages)"
+read_whole_file "$work/flashdir"
+misses_warm="$(cache_counter read_miss_pages)"
+hits_warm="$(cache_counter read_hit_pages)"
+file_pages=$(( $(stat -c %s "$work/backing/data") / 4096 ))
+if [ "$misses_warm" -ne "$misses_before" ] || [ $(( hits_warm - hits_before )) -lt "$file_pages" ]; then
+  echo "run.sh: the flashdir cache is not warm: a second full read missed $(( misses_warm - misses_before ))" \
+    "pages and hit $(( hits_warm - hits_before )) of $file_pages" >&2
+  exit 1
+fi
+echo "run.sh: warm: a second full read of flashdir hit $(( hits_warm - hits_before )) pages, missed 0" >&2
+
+# fio_run DIR RW BS JOBS -> MiB/s
 fio_run() {
   local dir="$1" rw="$2" bs="$3" jobs="$4"
   fio --name=bench --directory="$dir" --filename=data --size="$size" --rw="$rw" --bs="$bs" --numjobs="$jobs" \
     --direct=1 --ioengine=psync --time_based --runtime="$seconds" --ramp_time=1 --group_reporting \
-    --randrepeat=0 --output-format=json | python3 -c '
-import json, sys
-job = json.load(sys.stdin)["jobs"][0]["read"]
-print("%.0f %.1f" % (job["iops"], job["bw"] / 1024))'
+    --randrepeat=0 --output-format=json |
+    python3 -c 'import json, sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))'
 }
 
-declare -A result
-targets=(flashdir passthrough_hp backing)
 workloads=("randread 4k 1" "randread 4k 4" "read 1M 1")
-for target in "${targets[@]}"; do
-  dir="$work/$target"
-  # Warm-up: read everything once.
-  fio --name=warm --directory="$dir" --filename=data --size="$size" --rw=read --bs=1M --direct=1 \
-    --ioengine=psync --output=/dev/null
+# Other work on the machine skews the figures; the results show how busy it was.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+samples="$work/samples"  # lines: workload|target|MiB/s
+for round in $(seq "$rounds"); do
   for workload in "${workloads[@]}"; do
     read -r rw bs jobs <<<"$workload"
-    result["$target $workload"]="$(fio_run "$dir" "$rw" "$bs" "$jobs")"
+    for target in "${targets[@]}"; do
+      mib="$(fio_run "$work/$target" "$rw" "$bs" "$jobs")"
+      echo "$rw $bs x$jobs|$target|$mib" >>"$samples"
+      echo "run.sh: round $round/$rounds, $rw $bs x$jobs, $target: $mib MiB/s" >&2
+    done
   done
 done
+misses_after="$(cache_counter read_miss_pages)"
 
 {
-  echo "| workload (direct=1, warm) | flashdir | passthrough_hp | backing | flashdir / passthrough_hp | flashdir / backing |"
-  echo "|---|---|---|---|---|---|"
-  for workload in "${workloads[@]}"; do
-    read -r rw bs jobs <<<"$workload"
-    read -r f_iops f_mib <<<"${result[flashdir $workload]}"
-    read -r p_iops p_mib <<<"${result[passthrough_hp $workload]}"
-    read -r b_iops b_mib <<<"${result[backing $workload]}"
-    python3 - "$rw $bs x$jobs" "$f_iops" "$f_mib" "$p_iops" "$p_mib" "$b_iops" "$b_mib" <<'PY'
-import sys
-name, f_iops, f_mib, p_iops, p_mib, b_iops, b_mib = sys.argv[1:]
-f, p, b = float(f_mib), float(p_mib), float(b_mib)
-fmt = lambda iops, mib: f"{float(iops):,.0f} IOPS, {mib} MiB/s"
-print(f"| {name} | {fmt(f_iops, f_mib)} | {fmt(p_iops, p_mib)} | {fmt(b_iops, b_mib)} | {f / p:.2f} | {f / b:.2f} |")
+python3 - "$samples" "$misses_after" "$misses_warm" "$(cache_counter hit_ratio)" <<'PY'
+import collections, statistics, sys
+samples, misses_after, misses_warm, hit_ratio = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+runs = collections.defaultdict(list)
+order = []
+for line in open(samples):
+    workload, target, mib = line.strip().split("|")
+    if workload not in order:
+        order.append(workload)
+    runs[workload, target].append(float(mib))
+median = {key: statistics.median(values) for key, values in runs.items()}
+# A ratio is the median of the rounds' ratios: the targets of one round ran back to back, so a
+# slow moment of the machine weighs on both sides of each.
+def ratio(workload, other):
+    return statistics.median(f / o for f, o in zip(runs[workload, "flashdir"], runs[workload, other]))
+def cell(workload, target):
+    mib = median[workload, target]
+    iops = mib * 1024 / (4 if "4k" in workload else 1024)
+    return f"{iops:,.0f} IOPS, {mib:,.1f} MiB/s"
+print("| workload (direct=1, warm) | flashdir | passthrough_hp | backing | flashdir / passthrough_hp | flashdir / backing |")
+print("|---|---|---|---|---|---|")
+for w in order:
+    print(f"| {w} | {cell(w, 'flashdir')} | {cell(w, 'passthrough_hp')} | {cell(w, 'backing')} | "
+          f"{ratio(w, 'passthrough_hp'):.2f} | {ratio(w, 'backing'):.2f} |")
+print()
+print("Rates: medians of the rounds. Ratios: medians of the rounds' ratios; flashdir / passthrough_hp round by round: "
+      + "; ".join(f"{w}: " + ", ".join(f"{a / b:.2f}" for a, b in zip(runs[w, "flashdir"], runs[w, "passthrough_hp"]))
+                  for w in order))
+print(f"flashdir cache: {misses_after - misses_warm} pages missed during the timed runs, "
+      f"hit ratio {hit_ratio:.3f} over the whole mount (the first read filled it)")
 PY
-  done
-  echo
-  python3 - "$work/flashdir/.flashdir/stats.json" <<'PY'
-import json, sys
-cache = json.load(open(sys.argv[1]))["cache"]
-print(f"flashdir cache: hit ratio {float(cache['hit_ratio']):.3f} over the whole run, {cache['cached_pages']} pages cached")
-PY
-  echo "file $size, ${seconds}s per point, mode=$mode, $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d)"
-} | tee "$root/bench/fuse/results.md"
+echo "file $size, ${seconds}s per point, $rounds rounds, mode=$mode${extra_options:+,$extra_options}," \
+  "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r), load average before:" \
+  "$load_before, after: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M') UTC"
+} | tee "$here/results.md"
