@@ -36,9 +36,14 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
   }
   if (report.cache.checked) {
     const auto& cache = report.cache;
-    fmt::print("  metadata  {}, {} slots in {} metadata pages ({} damaged); newest page {} (sequence {}, {} in its window), {}\n",
-               cache.scheme, cache.slots, cache.metadata_pages, cache.damaged_metadata_pages, cache.newest_page,
-               cache.newest_sequence, cache.window_pages, cache.clean_shutdown ? "clean mark" : "no clean mark");
+    // Sequences start at 1: 0 means that no metadata page decodes.
+    const std::string newest = cache.newest_sequence == 0
+                                   ? std::string("no page decodes")
+                                   : fmt::format("newest page {} (sequence {}, {} in its window)", cache.newest_page,
+                                                 cache.newest_sequence, cache.window_pages);
+    fmt::print("  metadata  {}, {} slots in {} metadata pages ({} damaged); {}, {}\n", cache.scheme, cache.slots,
+               cache.metadata_pages, cache.damaged_metadata_pages, newest,
+               cache.clean_shutdown ? "clean mark" : "no clean mark");
     fmt::print("  slots     {} usable ({} dirty in {} files), {} dropped by the usability rule ({} duplicates), {} orphans ({} dirty)\n",
                cache.usable_slots, cache.dirty_slots, cache.dirty_files, cache.dropped_slots, cache.duplicate_slots,
                cache.orphan_slots, cache.orphan_dirty_slots);

@@ -211,6 +211,49 @@ void reseal(std::vector<std::uint8_t>& page) {
   for (int i = 0; i < 8; ++i) page[16 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(sum >> (8 * i));
 }
 
+// The chip page holding the newest copy of `lpn`, from the OOB records.
+std::uint64_t page_holding(const CacheDir& cache, std::uint64_t lpn) {
+  auto store = open_image_store(CacheDirPaths(cache.dir()).image, ImageAccess::read_only);
+  REQUIRE(store.is_ok());
+  const Geometry& g = (*store)->geometry();
+  std::vector<std::uint8_t> oob(g.oob_size_bytes);
+  std::uint64_t found = g.page_count();
+  std::uint64_t newest = 0;
+  for (std::uint64_t b = 0; b < g.block_count; ++b) {
+    for (std::uint32_t i = 0; i < (*store)->block_state(BlockNumber(b)).next_page; ++i) {
+      const Ppn page = g.page_at(BlockNumber(b), i);
+      REQUIRE((*store)->read_pages(page, 1, {}, oob).is_ok());
+      auto record = format::decode_oob(oob);
+      if (record.is_ok() && record->kind == format::PageKind::data && record->logical_number == lpn &&
+          record->sequence >= newest) {
+        newest = record->sequence;
+        found = page.value;
+      }
+    }
+  }
+  REQUIRE(found < g.page_count());
+  return found;
+}
+
+void flip_data_byte(const CacheDir& cache, std::uint64_t page) {
+  const CacheDirPaths paths(cache.dir());
+  const Geometry g = read_superblock_file(paths.superblock)->superblock.geometry;
+  std::fstream image(paths.image, std::ios::in | std::ios::out | std::ios::binary);
+  const auto offset = static_cast<std::streamoff>(format::image_layout(g).data_offset + page * g.page_size_bytes + 400);
+  image.seekg(offset);
+  char byte = 0;
+  image.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x08);
+  image.seekp(offset);
+  image.write(&byte, 1);
+  REQUIRE(image.good());
+}
+
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 std::string repeat_check(const CacheDir& cache) {
   const auto again = checked("-n " + cache.arg(), 0);
   CHECK_THAT(again.output, Catch::Contains("(0 damaged)") && Catch::Contains("clean mark") &&
@@ -253,6 +296,20 @@ TEST_CASE("fsck: a metadata page failing its checksum is an error; -y drops its 
   repeat_check(cache);
   // Metadata page 0 held every cached page (fewer than 237): all gone, none served wrongly.
   engine_serves(cache, 4, pages > 237 ? pages - 237 : 0);
+}
+
+TEST_CASE("fsck: a metadata page damaged on the chip: the FTL's -y loses it, the cache's -y rewrites it",
+          "[tools][fsck-cache]") {
+  CacheDir cache;
+  fill(cache, 2);
+  flip_data_byte(cache, page_holding(cache, 0));
+  const auto found = checked("-n " + cache.arg(), 4);
+  CHECK_THAT(found.output, Catch::Contains("error: metadata page 0 (slots 0-236) cannot be read"));
+  const auto repaired = checked("-y " + cache.arg(), 1);
+  CHECK_THAT(repaired.output, Catch::Contains("rebuilt the FTL mapping") &&
+                                  Catch::Contains("rewrote 1 damaged metadata pages"));
+  repeat_check(cache);
+  engine_serves(cache, 2, 0);
 }
 
 TEST_CASE("fsck: a metadata page whose window holds more than 63 pages is an error", "[tools][fsck-cache]") {
@@ -317,7 +374,13 @@ TEST_CASE("fsck: entries a power cut leaves unfinished are dropped by -y, as the
     DirEngine engine(cache);
     for (int i = 0; i < 4; ++i) CHECK(engine.read(CacheDir::name(i)) == cache.get(CacheDir::name(i)));
   }
+  const CacheDirPaths paths(cache.dir());
+  const std::string image_before = file_bytes(paths.image);
+  const std::string superblock_before = file_bytes(paths.superblock);
   const auto found = checked("-n " + cache.arg(), 0);
+  // -n ran the restart on an overlay: the cache is as it was.
+  CHECK((file_bytes(paths.image) == image_before));
+  CHECK((file_bytes(paths.superblock) == superblock_before));
   // The oracle: the engine's own restart, on a copy.
   cache::RestartReport restart;
   {

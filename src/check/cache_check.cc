@@ -348,8 +348,16 @@ void check_cache(const CacheDirPaths& paths, const CheckOptions& options, CheckR
     }
     files = std::move(all.value());
   }
+  // Errors the checks before this one leave (a chip or FTL -y could not repair): the restart
+  // would run over a doubtful FTL, so -y leaves the cache metadata alone.
+  const bool sound_below = report.errors.empty();
   auto findings = inspect(paths, *scheme, files, options, report);
   if (!findings) return;
+  if (options.repair && findings->needs_repair && !sound_below) {
+    report.errors.insert(report.errors.end(), findings->fixable.begin(), findings->fixable.end());
+    report.errors.push_back("the cache metadata is not repaired while the errors above remain");
+    return;
+  }
   if (!options.repair || !findings->needs_repair) {
     report.errors.insert(report.errors.end(), findings->fixable.begin(), findings->fixable.end());
     for (const std::string& drop : findings->to_drop) {
