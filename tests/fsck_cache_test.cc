@@ -448,6 +448,13 @@ TEST_CASE("fsck keeps dirty slots of catalog files and says loudly when dirty da
                                    Catch::Contains("1 catalog files gone"));
     const auto repaired = checked("-y --backing " + quoted(cache.backing()) + " " + cache.arg(), 4);
     CHECK_THAT(repaired.output, Catch::Contains("1 dirty pages of f1"));
+    // Without --backing, the directory the daemon recorded.
+    std::ofstream(cache.dir() / kBackingRecordName) << cache.backing().string();
+    const auto recorded = checked("-n " + cache.arg(), 4);
+    CHECK_THAT(recorded.output, Catch::Contains("1 catalog files gone") && Catch::Contains("1 dirty pages of f1"));
+    // A backing directory that is not there is not a reason to call every file gone.
+    const auto unreachable = checked("-n --backing " + quoted(cache.dir() / "nowhere") + " " + cache.arg(), 0);
+    CHECK_THAT(unreachable.output, Catch::Contains("is not reachable: the catalog's files were not checked"));
   }
   SECTION("a dirty orphan: an error; -y drops it and says the data is lost") {
     {
@@ -463,6 +470,15 @@ TEST_CASE("fsck keeps dirty slots of catalog files and says loudly when dirty da
     const auto repaired = checked("-y " + cache.arg(), 1);
     CHECK_THAT(repaired.output, Catch::Contains("LOST: 1 dirty pages of files the catalog does not know"));
     const auto again = checked("-n " + cache.arg(), 0);
-    CHECK_THAT(again.output, Catch::Contains("(1 dirty in 1 files)") && Catch::Contains("0 orphans"));
+    CHECK_THAT(again.output, Catch::Contains("(1 dirty in 1 files)") && Catch::Contains("0 orphans") &&
+                                 Catch::Contains("clean mark"));
+    // Under the clean mark -y wrote, the engine still writes the kept dirty page back.
+    {
+      DirEngine engine(cache);
+      CHECK(engine.engine().stats().restart.written_back_slots == 1);
+      CHECK(engine.engine().stats().restart.lost_dirty_slots == 0);
+      engine.close();
+    }
+    CHECK(std::equal(news.begin(), news.end(), cache.get("f0").begin()));
   }
 }

@@ -114,8 +114,11 @@ SlotOwners owners_of(const RecoveredSlots& recovered, const CatalogFiles& files)
   SlotOwners owners;
   for (const cache::RecoveredSlot& found : recovered.usable) {
     const bool known = files.contains(found.entry.file_id);
-    if (!known) owners.orphans.push_back(found.slot);
-    if (known) ++owners.kept;
+    if (known) {
+      ++owners.kept;
+    } else {
+      owners.orphans.push_back(found.slot);
+    }
     if (found.entry.dirty) ++(known ? owners.dirty : owners.orphan_dirty)[found.entry.file_id];
   }
   return owners;
