@@ -34,6 +34,21 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
         ftl.checkpoint_generation, ftl.checkpoint_clean ? "clean" : "changed since", ftl.mapped_pages,
         ftl.logical_pages, ftl.lost_lpns, ftl.rolled_forward_pages, ftl.mismatches);
   }
+  if (report.cache.checked) {
+    const auto& cache = report.cache;
+    // Sequences start at 1: 0 means that no metadata page decodes.
+    const std::string newest = cache.newest_sequence == 0
+                                   ? std::string("no page decodes")
+                                   : fmt::format("newest page {} (sequence {}, {} in its window)", cache.newest_page,
+                                                 cache.newest_sequence, cache.window_pages);
+    fmt::print("  metadata  {}, {} slots in {} metadata pages ({} damaged); {}, {}\n", cache.scheme, cache.slots,
+               cache.metadata_pages, cache.damaged_metadata_pages, newest,
+               cache.clean_shutdown ? "clean mark" : "no clean mark");
+    fmt::print("  slots     {} usable ({} dirty in {} files), {} dropped by the usability rule ({} duplicates), {} orphans ({} dirty)\n",
+               cache.usable_slots, cache.dirty_slots, cache.dirty_files, cache.dropped_slots, cache.duplicate_slots,
+               cache.orphan_slots, cache.orphan_dirty_slots);
+    if (cache.backing_checked) fmt::print("  backing   {} catalog files gone\n", cache.missing_backing_files);
+  }
   for (const auto& note : report.notes) fmt::print("  note: {}\n", note);
   for (const auto& repair : report.repairs) fmt::print("  repaired: {}\n", repair);
   for (const auto& error : report.errors) fmt::print("  error: {}\n", error);
@@ -52,7 +67,8 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
 int main(int argc, char** argv) {
   CLI::App app{
       "Checks a flashdir cache directory: superblock, catalog, chip image and the OOB record "
-      "of every programmed page. Exit status: 0 clean, 1 errors corrected, 4 errors left "
+      "of every programmed page, the FTL mapping, and the cache's slot metadata against the catalog "
+      "(doc/fsck.md). Exit status: 0 clean, 1 errors corrected, 4 errors left "
       "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error."};
   std::string dir;
   bool no_changes = false;
@@ -60,10 +76,15 @@ int main(int argc, char** argv) {
   app.add_option("DIR", dir, "Cache directory to check")->required();
   auto* n = app.add_flag("-n,--no-changes", no_changes, "Open everything read-only and change nothing (default)");
   app.add_flag("-y,--yes", repair, "Repair what can be repaired without asking")->excludes(n);
+  std::string backing;
+  app.add_option("--backing", backing,
+                 "Backing directory the cache stands for, to check that the catalog's files exist (default: the "
+                 "one the daemon recorded in DIR/daemon.backing)");
   if (auto stop = flashdir::parse_command_line(app, argc, argv, "fsck.flashdir", kExitUsage)) return *stop;
 
   flashdir::CheckOptions options;
   options.repair = repair;
+  options.backing_dir = backing;
   std::unique_ptr<flashdir::ProgressBar> bar;
   options.progress = [&bar](std::uint64_t done, std::uint64_t total) {
     if (!bar) bar = std::make_unique<flashdir::ProgressBar>("scanning chip", total, 4096);

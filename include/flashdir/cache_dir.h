@@ -15,6 +15,10 @@
 
 namespace flashdir {
 
+// The file in a cache directory where the daemon records the canonical path of the backing
+// directory the cache belongs to (doc/daemon.md); fsck reads it to check the catalog's files.
+inline constexpr const char* kBackingRecordName = "daemon.backing";
+
 struct CacheDirPaths {
   std::filesystem::path dir;
   std::filesystem::path superblock;  // DIR/superblock

@@ -16,7 +16,10 @@ struct CheckOptions {
   bool repair = false;  // fix what can be fixed (fsck -y); otherwise open everything read-only
   // Called as the chip scan advances; `done` and `total` count blocks.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
-  std::size_t max_listed_pages = 20;  // damaged pages listed one by one before summarising
+  std::size_t max_listed_pages = 20;  // damaged pages (and other findings) listed one by one before summarising
+  // The backing directory the cache stands for, to check that the catalog's files exist; empty:
+  // the one the daemon recorded in the cache directory, if any.
+  std::filesystem::path backing_dir;
 };
 
 struct ChipScanSummary {
@@ -42,6 +45,28 @@ struct FtlCheckSummary {
   std::uint64_t lost_lpns = 0;          // LPNs whose data is lost (they read as errors until rewritten)
 };
 
+// The cache engine's slot metadata (doc/fsck.md), as the engine's restart would find it.
+struct CacheCheckSummary {
+  bool checked = false;                 // the engine has used the cache and its metadata could be read
+  std::string scheme;                   // lufuw, write-update or update-write-update
+  std::uint64_t slots = 0;
+  std::uint64_t metadata_pages = 0;
+  std::uint64_t damaged_metadata_pages = 0;  // unreadable, or refused by the codec or the layout
+  std::uint64_t newest_sequence = 0;    // of the newest metadata page that decodes
+  std::uint64_t newest_page = 0;
+  std::uint64_t window_pages = 0;       // pages with unfinished writes in its window
+  bool clean_shutdown = false;          // the newest page carries the clean mark
+  std::uint64_t usable_slots = 0;       // pass the usability rule and name a catalog file
+  std::uint64_t dirty_slots = 0;        // of those, dirty: written back at the engine's next open
+  std::uint64_t dirty_files = 0;
+  std::uint64_t dropped_slots = 0;      // fail the usability rule, or older copies of a page cached twice
+  std::uint64_t duplicate_slots = 0;    // of those, older copies
+  std::uint64_t orphan_slots = 0;       // pass it but name a file the catalog does not know
+  std::uint64_t orphan_dirty_slots = 0;  // of those, dirty: data with nowhere to go
+  bool backing_checked = false;         // the backing directory was known and reachable
+  std::uint64_t missing_backing_files = 0;  // catalog files whose backing file is gone
+};
+
 struct CheckReport {
   std::string fatal;                  // why the check could not go on (operational error)
   std::vector<std::string> errors;    // problems left as they are
@@ -51,6 +76,7 @@ struct CheckReport {
   format::Superblock superblock;
   ChipScanSummary chip;
   FtlCheckSummary ftl;
+  CacheCheckSummary cache;
 
   // fsck(8): 0 clean, 1 errors corrected, 4 errors left uncorrected, 8 operational error;
   // the codes add up.

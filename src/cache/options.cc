@@ -39,6 +39,15 @@ Result<MetadataScheme> parse_metadata_scheme(std::string_view text) {
       fmt::format("unknown metadata scheme '{}' (lufuw, write-update or update-write-update)", text));
 }
 
+Result<MetadataScheme> recorded_metadata_scheme(std::string_view options_json) {
+  const auto json = nlohmann::json::parse(options_json, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("metadata") || !json["metadata"].is_string())
+    return Status::corruption("the catalog's engine options are not readable JSON with a metadata scheme");
+  auto scheme = parse_metadata_scheme(json["metadata"].get<std::string>());
+  if (!scheme.is_ok()) return Status::corruption(fmt::format("the catalog's engine options: {}", scheme.status().message()));
+  return scheme;
+}
+
 Status EngineOptions::validate() const {
   if (promote_after_misses == 0) return Status::invalid_argument("promote_after_misses must be at least 1");
   if (promote_after_misses > 1 && promotion_table_entries == 0)

@@ -4,6 +4,7 @@
 
 #include "ftl/layout.h"
 #include "bounded_list.h"
+#include "cache_check.h"
 #include "chip_scan.h"
 #include "damage_rule.h"
 #include "flashdir/cache_dir.h"
@@ -193,6 +194,8 @@ CheckReport check_cache_dir(const std::filesystem::path& dir, const CheckOptions
   if (!report.fatal.empty()) return report;
   check_catalog(paths, report);
   check_chip(paths, options, report);
+  if (!report.fatal.empty()) return report;
+  check_cache(paths, options, report);
   return report;
 }
 

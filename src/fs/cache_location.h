@@ -34,8 +34,7 @@ struct TakenCache {
 // options for a new cache are refused by mkfs's checks, or the host's I/O fails.
 Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem::path& canonical_backing);
 
-// The name of the lock file and of the backing record inside a cache directory.
+// The name of the lock file inside a cache directory (the backing record's: cache_dir.h).
 inline constexpr const char* kLockFileName = "daemon.lock";
-inline constexpr const char* kBackingRecordName = "daemon.backing";
 
 }  // namespace flashdir::fs

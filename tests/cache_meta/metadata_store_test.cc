@@ -1,6 +1,7 @@
 // The metadata store (src/cache/meta): layout, the LUFUW window, the usability rule on
 // hand-written crash states, each scheme's writes, drops and trims, corrupt metadata pages.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "cache/meta/unfinished_window.h"
 #include "cache/meta/usability_rule.h"
@@ -338,4 +339,42 @@ TEST_CASE("corrupt metadata pages drop their slots and nothing else", "[cache-me
     CHECK(other.status().code() == StatusCode::invalid_argument);
     CHECK_THAT(other.status().message(), Catch::Contains("scheme code"));
   }
+}
+
+TEST_CASE("decode_page refuses a page that decodes but does not belong where it was read", "[cache-meta][corrupt]") {
+  auto layout = SlotLayout::compute(700, 512);
+  REQUIRE_OK(layout);
+  const std::uint32_t E = layout->entries_per_page;
+  std::vector<std::uint8_t> bytes(512);
+  auto encode = [&](std::uint64_t page_number, std::uint32_t entries, std::vector<std::uint32_t> window) {
+    format::MetadataPageHeader header;
+    header.page_number = page_number;
+    header.sequence = 9;
+    header.window = std::move(window);
+    std::vector<format::MetadataEntry> slots(entries);
+    slots[0] = {4, 2, flag::kValid};
+    format::encode_metadata_page(header, slots, bytes);
+  };
+  encode(0, E, {0, 1});
+  auto good = MetadataStore::decode_page(*layout, 0, bytes);
+  REQUIRE_OK(good);
+  CHECK(good->entries[0].file_id == 4u);
+
+  auto placed = MetadataStore::decode_page(*layout, 1, bytes);
+  CHECK(placed.status().code() == StatusCode::corruption);
+  CHECK_THAT(placed.status().message(), Catch::Contains("holds the header of page 0"));
+
+  encode(0, E - 1, {});
+  auto short_page = MetadataStore::decode_page(*layout, 0, bytes);
+  CHECK(short_page.status().code() == StatusCode::corruption);
+  CHECK_THAT(short_page.status().message(), Catch::Contains(fmt::format("holds {} entries", E - 1)));
+
+  const auto beyond = static_cast<std::uint32_t>(layout->metadata_pages);
+  encode(0, E, {beyond});
+  auto window = MetadataStore::decode_page(*layout, 0, bytes);
+  CHECK(window.status().code() == StatusCode::corruption);
+  CHECK_THAT(window.status().message(), Catch::Contains(fmt::format("window names page {}", beyond)));
+
+  std::fill(bytes.begin(), bytes.end(), 0);
+  CHECK(MetadataStore::decode_page(*layout, 0, bytes).status().code() == StatusCode::not_found);
 }

@@ -26,6 +26,9 @@ enum class MetadataScheme : std::uint8_t {
 };
 std::string_view metadata_scheme_name(MetadataScheme scheme);
 Result<MetadataScheme> parse_metadata_scheme(std::string_view text);
+// The scheme recorded in a catalog's options text (EngineOptions::to_json): corruption if the
+// text is not JSON naming a known scheme.
+Result<MetadataScheme> recorded_metadata_scheme(std::string_view options_json);
 
 struct EngineOptions {
   WriteMode write_mode = WriteMode::write_through;

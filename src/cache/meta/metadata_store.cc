@@ -144,7 +144,7 @@ Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore:
     for (std::uint32_t i = 0; i < count; ++i) {
       const std::uint64_t p = first + i;
       if (damaged[p]) continue;
-      auto decoded = format::decode_metadata_page(ConstByteSpan(buffer).subspan(i * page_bytes, page_bytes));
+      auto decoded = decode_page(layout, p, ConstByteSpan(buffer).subspan(i * page_bytes, page_bytes));
       if (decoded.status().code() == StatusCode::not_found) continue;
       if (!decoded.is_ok()) {
         damaged[p] = true;
@@ -155,13 +155,6 @@ Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore:
             "metadata page {} was written by scheme code {}, the cache is opened with code {} (doc/format.md)", p,
             static_cast<int>(decoded->header.scheme), static_cast<int>(meta::scheme_code(scheme))));
       }
-      const bool window_in_range = std::all_of(decoded->header.window.begin(), decoded->header.window.end(),
-                                               [&](std::uint32_t n) { return n < M; });
-      if (decoded->header.page_number != p || decoded->entries.size() != layout.entries_in(static_cast<std::uint32_t>(p)) ||
-          !window_in_range) {
-        damaged[p] = true;  // a valid page in the wrong place or of another layout
-        continue;
-      }
       pages[p] = std::move(decoded).value();
     }
   }
@@ -169,6 +162,29 @@ Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore:
   FLASHDIR_TRY(store->recover(pages, damaged, recovered));
   recovered.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return std::make_pair(std::move(store), std::move(recovered));
+}
+
+Result<format::MetadataPage> MetadataStore::decode_page(const SlotLayout& layout, std::uint64_t page,
+                                                        ConstByteSpan bytes) {
+  auto decoded = format::decode_metadata_page(bytes);
+  if (!decoded.is_ok()) return decoded.status();
+  // A page that decodes but sits in the wrong place or describes another layout.
+  const format::MetadataPageHeader& header = decoded->header;
+  if (header.page_number != page) {
+    return Status::corruption(fmt::format("metadata page holds the header of page {}", header.page_number));
+  }
+  const std::uint32_t expected = layout.entries_in(static_cast<std::uint32_t>(page));
+  if (decoded->entries.size() != expected) {
+    return Status::corruption(
+        fmt::format("metadata page holds {} entries, the cache's layout gives it {}", decoded->entries.size(), expected));
+  }
+  for (std::uint32_t n : header.window) {
+    if (n >= layout.metadata_pages) {
+      return Status::corruption(
+          fmt::format("metadata page window names page {}, beyond the cache's {} metadata pages", n, layout.metadata_pages));
+    }
+  }
+  return decoded;
 }
 
 Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage>> pages,

@@ -107,6 +107,13 @@ class MetadataStore {
   static Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> open(Ftl& ftl, const SlotLayout& layout,
                                                                                 MetadataScheme scheme);
 
+  // Decodes the bytes read at metadata page `page` (format::decode_metadata_page) and checks
+  // that they belong there: the header's page number, the entry count the layout gives the
+  // page, a window naming only metadata pages. not_found for a page never written, corruption
+  // (naming the test, not the page) for anything else refused. open() drops the slots of a refused page;
+  // fsck names it.
+  static Result<format::MetadataPage> decode_page(const SlotLayout& layout, std::uint64_t page, ConstByteSpan bytes);
+
   // Before `writes`' data is written: each slot gets its new entry (a slot still awaiting a
   // drop's trim keeps its data LPN, which the write replaces).
   Status before_data_write(std::span<const SlotWrite> writes);
