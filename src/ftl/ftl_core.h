@@ -187,7 +187,7 @@ class FtlCore final : public TranslationPages {
   std::vector<bool> read_buffered_;
   std::vector<PageToProgram> host_programs_;
   std::vector<Ppn> host_placed_;
-  std::vector<HostPage> host_pages_;              // program_buffered's
+  std::vector<HostPage> host_pages_;              // program_buffered's, a bypassing write's
   std::vector<ram::BufferedPage> evicted_pages_;  // settle's
   GcScratch gc_scratch_;
   std::vector<std::uint32_t> gtd_;

@@ -238,7 +238,7 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
     // and must never reach flash after this write: it is dropped once the page is programmed,
     // so that if programming fails part-way the pages not yet written keep their acknowledged
     // copy (nothing programs the buffer in between).
-    std::vector<HostPage> pages;
+    std::vector<HostPage>& pages = host_pages_;
     for (std::uint32_t done = 0; done < count;) {
       const std::uint32_t n = std::min(count - done, layout_.geometry.pages_per_block);
       pages.resize(n);

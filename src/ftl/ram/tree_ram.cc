@@ -252,7 +252,7 @@ class TreeRam final : public RamManager {
   Status load_ctp(std::uint32_t g) {
     Group& group = groups_[g];
     if (group.ctp_cached || whole_map_) return Status::ok();
-    group.ctp.assign(layout_.entries_per_translation_page, ftl::kUnmappedPpn);
+    group.ctp.resize(layout_.entries_per_translation_page);  // read() sets every entry
     FLASHDIR_TRY(pages_.read(group.tpn, group.ctp));
     assert(!group.ctp_dirty && "only a cached translation page is dirty");  // dirty_ctp_count_ stays exact
     group.ctp_cached = true;
