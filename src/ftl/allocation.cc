@@ -83,9 +83,12 @@ Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> pla
            pages[i + n].data.empty() == !with_data) {
       ++n;
     }
-    if (with_data && data_buffer.size() < n * g.page_size_bytes) data_buffer.resize(n * g.page_size_bytes);
+    // A single page (a translation page, a checkpoint page) goes to the chip from its own
+    // buffer; a run is gathered into one.
+    const bool gather = with_data && n > 1;
+    if (gather && data_buffer.size() < n * g.page_size_bytes) data_buffer.resize(n * g.page_size_bytes);
     if (oob_buffer.size() < n * g.oob_size_bytes) oob_buffer.resize(n * g.oob_size_bytes);
-    const ByteSpan data = with_data ? ByteSpan(data_buffer).first(n * g.page_size_bytes) : ByteSpan();
+    const ByteSpan data = gather ? ByteSpan(data_buffer).first(n * g.page_size_bytes) : ByteSpan();
     const ByteSpan oobs = ByteSpan(oob_buffer).first(n * g.oob_size_bytes);  // every byte is written below
     for (std::size_t k = 0; k < n; ++k) {
       const PageToProgram& page = pages[i + k];
@@ -96,13 +99,16 @@ Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> pla
       record.sequence = next_sequence_++;
       record.version = page.version;
       if (with_data) {
-        std::copy(page.data.begin(), page.data.end(), data.begin() + static_cast<std::ptrdiff_t>(k * g.page_size_bytes));
+        if (gather) {
+          std::copy(page.data.begin(), page.data.end(), data.begin() + static_cast<std::ptrdiff_t>(k * g.page_size_bytes));
+        }
         record.data_hash = format::xxh3(page.data);
       }
       format::encode_oob(record, oobs.subspan(k * g.oob_size_bytes, g.oob_size_bytes));
     }
     const Ppn first = g.page_at(*block, next);
-    if (Status s = chip_.program(first, static_cast<std::uint32_t>(n), data, oobs); !s.is_ok()) return fail(s);
+    const ConstByteSpan run_data = with_data && !gather ? pages[i].data : ConstByteSpan(data);
+    if (Status s = chip_.program(first, static_cast<std::uint32_t>(n), run_data, oobs); !s.is_ok()) return fail(s);
     if (next == 0) blocks_.set_first_program_time(*block, host_time_);
     for (std::size_t k = 0; k < n; ++k) {
       blocks_.mark_valid(first + k);
