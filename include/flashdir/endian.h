@@ -3,6 +3,7 @@
 // the host's byte order, padding or compiler.
 #pragma once
 
+#include <bit>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -26,10 +27,15 @@ class LittleEndianWriter {
   std::size_t offset() const { return offset_; }
 
  private:
-  // Inline: these run for every OOB record of every page the FTL touches.
+  // Inline: these run for every OOB record of every page the FTL touches. On a little-endian
+  // host the field's bytes are its low `width` bytes in memory order: one store.
   void put(std::uint64_t v, std::size_t width) {
     assert(offset_ + width <= out_.size());
-    for (std::size_t i = 0; i < width; ++i) out_[offset_ + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out_.data() + offset_, &v, width);
+    } else {
+      for (std::size_t i = 0; i < width; ++i) out_[offset_ + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    }
     offset_ += width;
   }
   ByteSpan out_;
@@ -47,14 +53,21 @@ class LittleEndianReader {
   std::uint32_t u32() { return static_cast<std::uint32_t>(get(4)); }
   std::uint64_t u64() { return get(8); }
   void bytes(ByteSpan out);
-  void skip(std::size_t n);
+  void skip(std::size_t n) {
+    assert(offset_ + n <= in_.size());
+    offset_ += n;
+  }
   std::size_t offset() const { return offset_; }
 
  private:
   std::uint64_t get(std::size_t width) {
     assert(offset_ + width <= in_.size());
     std::uint64_t v = 0;
-    for (std::size_t i = 0; i < width; ++i) v |= static_cast<std::uint64_t>(in_[offset_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, in_.data() + offset_, width);
+    } else {
+      for (std::size_t i = 0; i < width; ++i) v |= static_cast<std::uint64_t>(in_[offset_ + i]) << (8 * i);
+    }
     offset_ += width;
     return v;
   }

@@ -22,9 +22,4 @@ void LittleEndianReader::bytes(ByteSpan out) {
   offset_ += out.size();
 }
 
-void LittleEndianReader::skip(std::size_t n) {
-  assert(offset_ + n <= in_.size());
-  offset_ += n;
-}
-
 }  // namespace flashdir

@@ -64,13 +64,14 @@ void FtlCore::close_block(BlockNumber block) {
   policy_->block_closed(block);
 }
 
-Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) {
+Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> placed) {
+  assert(placed.size() == pages.size());
   FLASHDIR_TRY(note_chip_change());
   const Geometry& g = layout_.geometry;
-  std::vector<Ppn> placed;
-  placed.reserve(pages.size());
-  std::vector<std::uint8_t>& data = program_data_;  // scratch, reused: no allocation per request
-  std::vector<std::uint8_t>& oobs = program_oobs_;
+  // Scratch, reused: no allocation per request. They only grow (resizing between runs with and
+  // without data would zero a page each time), so the runs use their first bytes.
+  std::vector<std::uint8_t>& data_buffer = program_data_;
+  std::vector<std::uint8_t>& oob_buffer = program_oobs_;
   for (std::size_t i = 0; i < pages.size();) {
     const Stream stream = pages[i].stream;
     auto block = open_frontier(stream);
@@ -82,8 +83,13 @@ Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) 
            pages[i + n].data.empty() == !with_data) {
       ++n;
     }
-    data.resize(with_data ? n * g.page_size_bytes : 0);  // every byte is written below
-    oobs.resize(n * g.oob_size_bytes);
+    // A single page (a translation page, a checkpoint page) goes to the chip from its own
+    // buffer; a run is gathered into one.
+    const bool gather = with_data && n > 1;
+    if (gather && data_buffer.size() < n * g.page_size_bytes) data_buffer.resize(n * g.page_size_bytes);
+    if (oob_buffer.size() < n * g.oob_size_bytes) oob_buffer.resize(n * g.oob_size_bytes);
+    const ByteSpan data = gather ? ByteSpan(data_buffer).first(n * g.page_size_bytes) : ByteSpan();
+    const ByteSpan oobs = ByteSpan(oob_buffer).first(n * g.oob_size_bytes);  // every byte is written below
     for (std::size_t k = 0; k < n; ++k) {
       const PageToProgram& page = pages[i + k];
       format::OobRecord record;
@@ -93,17 +99,20 @@ Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) 
       record.sequence = next_sequence_++;
       record.version = page.version;
       if (with_data) {
-        std::copy(page.data.begin(), page.data.end(), data.begin() + static_cast<std::ptrdiff_t>(k * g.page_size_bytes));
+        if (gather) {
+          std::copy(page.data.begin(), page.data.end(), data.begin() + static_cast<std::ptrdiff_t>(k * g.page_size_bytes));
+        }
         record.data_hash = format::xxh3(page.data);
       }
-      format::encode_oob(record, ByteSpan(oobs).subspan(k * g.oob_size_bytes, g.oob_size_bytes));
+      format::encode_oob(record, oobs.subspan(k * g.oob_size_bytes, g.oob_size_bytes));
     }
     const Ppn first = g.page_at(*block, next);
-    if (Status s = chip_.program(first, static_cast<std::uint32_t>(n), data, oobs); !s.is_ok()) return fail(s);
+    const ConstByteSpan run_data = with_data && !gather ? pages[i].data : ConstByteSpan(data);
+    if (Status s = chip_.program(first, static_cast<std::uint32_t>(n), run_data, oobs); !s.is_ok()) return fail(s);
     if (next == 0) blocks_.set_first_program_time(*block, host_time_);
     for (std::size_t k = 0; k < n; ++k) {
       blocks_.mark_valid(first + k);
-      placed.push_back(first + k);
+      placed[i + k] = first + k;
     }
     programs_since_checkpoint_ += n;
     if (next + n == g.pages_per_block) {
@@ -112,7 +121,7 @@ Result<std::vector<Ppn>> FtlCore::program(std::span<const PageToProgram> pages) 
     }
     i += n;
   }
-  return placed;
+  return Status::ok();
 }
 
 std::uint64_t FtlCore::blocks_needed(Stream stream, std::uint64_t pages) const {

@@ -40,7 +40,8 @@ std::optional<std::uint32_t> BlockMapping::lookup(Lpn lpn, Access access) {
 }
 
 void BlockMapping::page_mapped(Lpn lpn) {
-  if (!enabled_ || paper_bug_) return;
+  // Called for every page written or moved: an empty CBMT (the usual case) costs no look-up.
+  if (!enabled_ || paper_bug_ || cbmt_.size() == 0) return;
   const std::uint64_t lbn = lpn.value / layout_.geometry.pages_per_block;
   if (!cbmt_.contains(lbn)) return;
   cbmt_.erase(lbn);

@@ -152,7 +152,8 @@ Status FtlCore::read(std::uint64_t tpn, std::span<std::uint32_t> entries) {
 
 Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries) {
   assert(tpn < gtd_.size() && entries.size() == layout_.entries_per_translation_page);
-  std::vector<std::uint8_t> data(layout_.geometry.page_size_bytes);
+  std::vector<std::uint8_t>& data = translation_data_;  // scratch: no allocation per write
+  data.resize(layout_.geometry.page_size_bytes);
   encode_translation_page(entries, data);
   PageToProgram page;
   page.kind = format::PageKind::translation;
@@ -160,10 +161,12 @@ Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries)
   page.version = next_sequence_;  // its content is exact as of this program
   page.stream = Stream::translation;
   page.data = data;
-  auto placed = program(std::span<const PageToProgram>(&page, 1));
-  if (!placed.is_ok()) return fail(placed.status());
+  Ppn placed;
+  if (Status s = program(std::span<const PageToProgram>(&page, 1), std::span<Ppn>(&placed, 1)); !s.is_ok()) {
+    return fail(s);
+  }
   if (gtd_[tpn] != kUnmappedPpn) invalidate(Ppn(gtd_[tpn]));
-  gtd_[tpn] = static_cast<std::uint32_t>((*placed)[0].value);
+  gtd_[tpn] = static_cast<std::uint32_t>(placed.value);
   ++stats_.translation_page_writes;
   ++ram_page_ops_;  // out of RAM
   unpersisted_trim_tpns_.erase(tpn);

@@ -42,6 +42,18 @@ struct PageToProgram {
   ConstByteSpan data;  // page_size bytes, or empty (metadata-only chip, host data)
 };
 
+// collect_data_block's buffers, kept between victims so that GC allocates nothing per run.
+struct GcScratch {
+  std::vector<std::uint8_t> data;  // the victim's page data, where the chip keeps data
+  std::vector<std::uint8_t> oob;
+  std::vector<format::OobRecord> records;
+  std::vector<std::uint64_t> lbns;
+  std::vector<PageToProgram> moves;
+  std::vector<Ppn> from;
+  std::vector<Ppn> placed;
+  std::vector<Relocation> relocations;
+};
+
 class FtlCore final : public TranslationPages {
  public:
   // `latency` is the chip's, for the RAM policy's cost model (the chip hides it).
@@ -89,7 +101,8 @@ class FtlCore final : public TranslationPages {
   Status check_range(const char* operation, Lpn first, std::uint32_t count) const;
 
   // ---- space: allocation.cc
-  Result<std::vector<Ppn>> program(std::span<const PageToProgram> pages);
+  // Programs `pages` at the frontiers of their streams; placed[i] receives where pages[i] went.
+  Status program(std::span<const PageToProgram> pages, std::span<Ppn> placed);
   Result<BlockNumber> open_frontier(Stream stream);
   void close_block(BlockNumber block);
   Status erase_block(BlockNumber block);
@@ -146,7 +159,7 @@ class FtlCore final : public TranslationPages {
   // at most a block: for each, GC first, then the pages, then the mapping.
   Status program_host_pages(std::span<const HostPage> pages);
   Status program_host_chunk(std::span<const HostPage> pages);
-  Status program_buffered(std::vector<ram::BufferedPage> pages);
+  Status program_buffered(std::span<const ram::BufferedPage> pages);
   // Evicts until the RAM budget holds again, programming the data pages it gives back.
   Status settle();
   // The durable watermark: every write at or below it is on the chip.
@@ -173,6 +186,10 @@ class FtlCore final : public TranslationPages {
   std::vector<std::uint32_t> read_ppns_, old_ppns_;
   std::vector<bool> read_buffered_;
   std::vector<PageToProgram> host_programs_;
+  std::vector<Ppn> host_placed_;
+  std::vector<HostPage> host_pages_;              // program_buffered's, a bypassing write's
+  std::vector<ram::BufferedPage> evicted_pages_;  // settle's
+  GcScratch gc_scratch_;
   std::vector<std::uint32_t> gtd_;
   std::array<std::optional<BlockNumber>, kStreamCount> frontiers_;
   std::set<std::pair<std::uint32_t, std::uint64_t>> free_blocks_;  // (erase count, block): least worn first

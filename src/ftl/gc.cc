@@ -96,9 +96,13 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
   const Geometry& g = layout_.geometry;
   const std::size_t page_bytes = g.page_size_bytes;
   const bool keep_data = chip_.stores_data();
-  std::vector<std::uint8_t> data(keep_data ? g.block_size_bytes() : 0);
-  std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
-  std::vector<format::OobRecord> records(g.pages_per_block);
+  GcScratch& scratch = gc_scratch_;  // every byte and record used below is read first
+  std::vector<std::uint8_t>& data = scratch.data;
+  std::vector<std::uint8_t>& oob = scratch.oob;
+  std::vector<format::OobRecord>& records = scratch.records;
+  data.resize(keep_data ? g.block_size_bytes() : 0);
+  oob.resize(std::size_t{g.oob_size_bytes} * g.pages_per_block);
+  records.resize(g.pages_per_block);
 
   // Read every valid page (runs of consecutive ones at a time) and verify it; a page failing
   // verification is read again, alone, as the host read path does (a transient bit flip).
@@ -153,7 +157,8 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
   // rest of the reserve covers this victim's relocations and the translation pages they dirty.
   if (options_.cftl.consolidation != ConsolidationMode::off && free_blocks() >= kGcReserveBlocks) {
     const std::size_t share_needed = options_.cftl.consolidation == ConsolidationMode::gc ? (g.pages_per_block + 1) / 2 : 1;
-    std::vector<std::uint64_t> lbns;
+    std::vector<std::uint64_t>& lbns = scratch.lbns;
+    lbns.clear();
     for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
       if (blocks_.is_valid(g.page_at(victim, i))) lbns.push_back(records[i].logical_number / g.pages_per_block);
     }
@@ -168,8 +173,10 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
     }
   }
 
-  std::vector<PageToProgram> moves;
-  std::vector<Ppn> from;
+  std::vector<PageToProgram>& moves = scratch.moves;
+  std::vector<Ppn>& from = scratch.from;
+  moves.clear();
+  from.clear();
   for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
     const Ppn page = g.page_at(victim, i);
     if (!blocks_.is_valid(page)) continue;
@@ -183,13 +190,14 @@ Status FtlCore::collect_data_block(BlockNumber victim) {
     from.push_back(page);
   }
   if (moves.empty()) return Status::ok();
-  auto placed = program(moves);
-  if (!placed.is_ok()) return placed.status();
-  std::vector<Relocation> relocations;
-  relocations.reserve(moves.size());
+  std::vector<Ppn>& placed = scratch.placed;
+  placed.resize(moves.size());
+  FLASHDIR_TRY(program(moves, placed));
+  std::vector<Relocation>& relocations = scratch.relocations;
+  relocations.clear();
   for (std::size_t k = 0; k < moves.size(); ++k) {
     invalidate(from[k]);
-    relocations.push_back({Lpn(moves[k].logical_number), static_cast<std::uint32_t>((*placed)[k].value)});
+    relocations.push_back({Lpn(moves[k].logical_number), static_cast<std::uint32_t>(placed[k].value)});
   }
   stats_.gc_data_copies += moves.size();
   return ram_->relocate(relocations);  // the request that needed the space settles the RAM budget
@@ -242,14 +250,14 @@ Status FtlCore::consolidate(std::uint64_t lbn) {
     }
   }
   assert(!frontiers_[static_cast<std::size_t>(Stream::consolidation)]);
-  auto placed = program(pages);
-  if (!placed.is_ok()) return placed.status();
-  const BlockNumber block = g.block_of((*placed)[0]);
+  std::vector<Ppn> placed(P);
+  FLASHDIR_TRY(program(pages, placed));
+  const BlockNumber block = g.block_of(placed[0]);
   std::vector<Relocation> relocations;
   for (std::uint32_t i = 0; i < P; ++i) {
-    assert((*placed)[i] == g.page_at(block, i));
+    assert(placed[i] == g.page_at(block, i));
     invalidate(Ppn(ppns[i]));
-    relocations.push_back({Lpn(first + i), static_cast<std::uint32_t>((*placed)[i].value)});
+    relocations.push_back({Lpn(first + i), static_cast<std::uint32_t>(placed[i].value)});
   }
   FLASHDIR_TRY(ram_->relocate(relocations));
   ram_->register_block_mapping(lbn, block);

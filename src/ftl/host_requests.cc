@@ -47,18 +47,20 @@ Status FtlCore::program_host_chunk(std::span<const HostPage> pages) {
     programs[i].data = pages[i].data;
     stats_.hot_write_pages += hot ? 1 : 0;
   }
-  auto placed = program(programs);
-  if (!placed.is_ok()) return fail(placed.status());
+  std::vector<Ppn>& placed = host_placed_;
+  placed.resize(pages.size());
+  if (Status s = program(programs, placed); !s.is_ok()) return fail(s);
   for (std::size_t i = 0; i < pages.size(); ++i) {
     if (is_physical(old[i])) invalidate(Ppn(old[i]));
-    ram_->set(pages[i].lpn, static_cast<std::uint32_t>((*placed)[i].value));
+    ram_->set(pages[i].lpn, static_cast<std::uint32_t>(placed[i].value));
     ++host_time_;
   }
   return Status::ok();
 }
 
-Status FtlCore::program_buffered(std::vector<ram::BufferedPage> pages) {
-  std::vector<HostPage> host(pages.size());
+Status FtlCore::program_buffered(std::span<const ram::BufferedPage> pages) {
+  std::vector<HostPage>& host = host_pages_;
+  host.resize(pages.size());
   for (std::size_t i = 0; i < pages.size(); ++i) host[i] = {pages[i].lpn, pages[i].version, pages[i].data, pages[i].hint};
   // The pages have left the RAM: failing to program them loses acknowledged writes, so the
   // device stops (every later request fails) rather than carry on without them.
@@ -69,11 +71,11 @@ Status FtlCore::program_buffered(std::vector<ram::BufferedPage> pages) {
 }
 
 Status FtlCore::settle() {
+  std::vector<ram::BufferedPage>& victims = evicted_pages_;
   for (;;) {
-    auto victims = ram_->evict();
-    if (!victims.is_ok()) return fail(victims.status());
-    if (victims->empty()) return Status::ok();
-    FLASHDIR_TRY(program_buffered(std::move(victims).value()));
+    if (Status s = ram_->evict(victims); !s.is_ok()) return fail(s);
+    if (victims.empty()) return Status::ok();
+    FLASHDIR_TRY(program_buffered(victims));
   }
 }
 
@@ -236,7 +238,7 @@ Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSp
     // and must never reach flash after this write: it is dropped once the page is programmed,
     // so that if programming fails part-way the pages not yet written keep their acknowledged
     // copy (nothing programs the buffer in between).
-    std::vector<HostPage> pages;
+    std::vector<HostPage>& pages = host_pages_;
     for (std::uint32_t done = 0; done < count;) {
       const std::uint32_t n = std::min(count - done, layout_.geometry.pages_per_block);
       pages.resize(n);

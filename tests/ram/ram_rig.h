@@ -2,6 +2,8 @@
 // keeps the numbers readable (512-byte pages: 128 entries per translation page).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <map>
 #include <memory>
 #include <vector>
@@ -69,8 +71,9 @@ struct RamRig {
   // record their new place (here: PPN = 1000 + LPN).
   std::vector<std::uint64_t> evict() {
     std::vector<std::uint64_t> lpns;
-    auto victims = ram->evict();
-    for (auto& page : victims.value()) {
+    std::vector<ram::BufferedPage> victims;
+    REQUIRE(ram->evict(victims).is_ok());
+    for (auto& page : victims) {
       lpns.push_back(page.lpn.value);
       (void)ram->lookup(page.lpn, ftl::Access::flush);
       ram->set(page.lpn, static_cast<std::uint32_t>(1000 + page.lpn.value));

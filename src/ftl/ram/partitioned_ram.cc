@@ -96,16 +96,16 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
   std::optional<std::uint64_t> drop(Lpn lpn) override { return buffer_.drop(lpn); }
 
   // ---- The budget.
-  Result<std::vector<BufferedPage>> evict() override {
+  Status evict(std::vector<BufferedPage>& victims) override {
+    victims.clear();
     FLASHDIR_TRY(mapping_->enforce_budget());
-    std::vector<BufferedPage> victims;
     while (buffer_.pages() * page_bytes_ > buffer_limit_) {
       auto page = buffer_.pop_lru();
       if (adaptive_) ghost_buffer_.insert(page->lpn);
       ++stats_.evicted_data_pages;
       victims.push_back(std::move(*page));
     }
-    return victims;
+    return Status::ok();
   }
 
   std::vector<BufferedPage> drain() override { return buffer_.drain(); }

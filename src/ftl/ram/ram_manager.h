@@ -3,7 +3,7 @@
 // decides what stays and what goes; the FTL does every flash operation: translation-page I/O
 // through TranslationPages, and programming the data pages evict() and drain() hand back.
 //
-// Budget: usage().total() <= usage().budget_bytes holds whenever evict() has returned nothing
+// Budget: usage().total() <= usage().budget_bytes holds whenever evict() has given back nothing
 // (the FTL checks it at the end of every request). Between, a run of relocations may load
 // mapping state beyond it.
 //
@@ -69,9 +69,10 @@ class RamManager {
   virtual std::optional<std::uint64_t> drop(Lpn lpn) = 0;
 
   // ---- The budget.
-  // Evicts until the budget holds: mapping state is written back here, data pages are
-  // returned for the FTL to program (then set()). Call again until it returns nothing.
-  virtual Result<std::vector<BufferedPage>> evict() = 0;
+  // Evicts until the budget holds: mapping state is written back here, data pages are handed
+  // back in `victims` (cleared first; the caller's buffer, so that eviction allocates nothing)
+  // for the FTL to program (then set()). Call again until it hands back nothing.
+  virtual Status evict(std::vector<BufferedPage>& victims) = 0;
   // Every buffered page, for flush().
   virtual std::vector<BufferedPage> drain() = 0;
   virtual RamUsage usage() const = 0;

@@ -12,7 +12,7 @@
 
 #include <cassert>
 #include <limits>
-#include <set>
+#include <utility>
 
 #include "ftl/block_mapping.h"
 #include "ftl/mapcache/entry_cache.h"
@@ -33,6 +33,7 @@ struct Group {
   std::uint32_t last_offset = kNone;                 // LATTE: the CDP accessed last
   std::uint32_t older = kNone;                       // LRU links (group indexes)
   std::uint32_t newer = kNone;
+  std::uint64_t flushed_in_eviction = 0;             // the evict() call that last took one of its CDPs
 };
 
 class TreeRam final : public RamManager {
@@ -176,9 +177,9 @@ class TreeRam final : public RamManager {
 
   // ---- The budget
 
-  Result<std::vector<BufferedPage>> evict() override {
-    std::vector<BufferedPage> victims;
-    std::set<std::uint32_t> flushing;  // groups whose CDPs are on their way to flash
+  Status evict(std::vector<BufferedPage>& victims) override {
+    victims.clear();
+    const std::uint64_t eviction = ++evictions_;  // marks the groups whose CDPs are on their way to flash
     while (usage().total() > budget_ && oldest_ != kNone) {
       const std::uint32_t g = oldest_;
       Group& group = groups_[g];
@@ -190,11 +191,11 @@ class TreeRam final : public RamManager {
         group.cdps.erase(it);
         --cdp_count_;
         ++stats_.evicted_data_pages;
-        flushing.insert(g);
+        group.flushed_in_eviction = eviction;
         continue;
       }
       // Its CTP must outlive the mapping updates of its CDPs being flushed: next call.
-      if (flushing.count(g) != 0) break;
+      if (group.flushed_in_eviction == eviction) break;
       if (group.ctp_cached) {
         if (group.ctp_dirty) FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
         mark_clean(group);
@@ -202,7 +203,7 @@ class TreeRam final : public RamManager {
       }
       release(g);
     }
-    return victims;
+    return Status::ok();
   }
 
   std::vector<BufferedPage> drain() override {
@@ -242,7 +243,7 @@ class TreeRam final : public RamManager {
       g = free_.back();
       free_.pop_back();
     }
-    groups_[g] = Group{};
+    reset(groups_[g]);
     groups_[g].tpn = tpn;
     link_oldest(g);
     return g;
@@ -251,7 +252,7 @@ class TreeRam final : public RamManager {
   Status load_ctp(std::uint32_t g) {
     Group& group = groups_[g];
     if (group.ctp_cached || whole_map_) return Status::ok();
-    group.ctp.assign(layout_.entries_per_translation_page, ftl::kUnmappedPpn);
+    group.ctp.resize(layout_.entries_per_translation_page);  // read() sets every entry
     FLASHDIR_TRY(pages_.read(group.tpn, group.ctp));
     assert(!group.ctp_dirty && "only a cached translation page is dirty");  // dirty_ctp_count_ stays exact
     group.ctp_cached = true;
@@ -277,8 +278,15 @@ class TreeRam final : public RamManager {
     if (group.ctp_cached) --ctp_count_;
     unlink(g);
     group_of_tpn_[group.tpn] = kNone;
-    group = Group{};
+    reset(group);
     free_.push_back(g);
+  }
+
+  // A group as new, keeping its CTP's storage for the next translation page it caches.
+  static void reset(Group& group) {
+    std::vector<std::uint32_t> ctp = std::move(group.ctp);
+    group = Group{};
+    group.ctp = std::move(ctp);
   }
 
   // ---- The LRU list of groups: oldest_ ... newest_.
@@ -318,6 +326,7 @@ class TreeRam final : public RamManager {
   std::uint64_t ctp_count_ = 0;
   std::uint64_t cdp_count_ = 0;
   std::uint64_t dirty_ctp_count_ = 0;
+  std::uint64_t evictions_ = 0;  // evict() calls
 };
 
 }  // namespace
