@@ -86,7 +86,6 @@ MetadataStore::MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme 
       layout_(layout),
       scheme_(scheme),
       entries_(layout.slot_count),
-      chip_flags_(layout.slot_count, 0),
       page_updates_(layout.metadata_pages, 0),
       window_(format::kMetadataWindowCapacity),
       page_buffer_(layout.page_size_bytes) {}
@@ -200,12 +199,12 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
     const auto& entries = pages[p]->entries;
     for (std::uint32_t i = 0; i < entries.size(); ++i) {
       const SlotIndex slot = first + i;
-      chip_flags_[slot] = entries[i].flags;
+      entries_[slot].set_chip_flags(entries[i].flags);
       switch (meta::judge(chip, scheme_, p, entries[i])) {
         case meta::Verdict::empty: break;
         case meta::Verdict::usable: {
-          entries_[slot] = {entries[i].file_id, entries[i].page_no << 8 |
-                                                    static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting)};
+          entries_[slot].assign(entries[i].file_id, entries[i].page_no,
+                                static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting));
           const SlotEntry entry{entries[i].file_id, entries[i].page_no, entries[i].dirty()};
           out.usable.push_back({slot, entry});
           out.dirty += entry.dirty ? 1 : 0;
@@ -260,7 +259,7 @@ void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::
       kept.push_back(r);
       continue;
     }
-    entries_[r.slot] = Entry{};
+    entries_[r.slot].clear();
     out.dirty -= r.entry.dirty ? 1 : 0;
     ++out.dropped;
     ++out.duplicates;
@@ -311,7 +310,7 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   ++counters_.metadata_writes;
   counters_.entries_written += page_updates_[page];
   page_updates_[page] = 0;
-  for (std::uint32_t i = 0; i < count; ++i) chip_flags_[first + i] = encode_scratch_[i].flags;
+  for (std::uint32_t i = 0; i < count; ++i) entries_[first + i].set_chip_flags(encode_scratch_[i].flags);
   // The drops this page now records on the chip: their data may go.
   std::vector<SlotIndex> trims;
   for (const meta::PendingDrop& d : pending_drops_.take(page)) {
@@ -397,11 +396,11 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
     // write back, so the entry needs no WRITING (and dropping it would lose an fsync'd older
     // version). The chip must say DIRTY before the data lands: clean -> dirty writes it first.
     const bool dirty_in_place = same_page && w.entry.dirty && !(old.flags() & flag::kWriting) &&
-                                (chip_flags_[w.slot] & flag::kValid) && !(chip_flags_[w.slot] & flag::kWriting);
+                                (old.chip_flags() & flag::kValid) && !(old.chip_flags() & flag::kWriting);
     switch (scheme_) {
       case MetadataScheme::lufuw:
         if (dirty_in_place) {
-          if (!(chip_flags_[w.slot] & flag::kDirty)) pages.push_back(page);
+          if (!(old.chip_flags() & flag::kDirty)) pages.push_back(page);
           break;
         }
         while (window_.needs_room_for(page)) FLASHDIR_TRY(force_oldest());
@@ -419,11 +418,11 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
       case MetadataScheme::write_update:
         // A dirty entry on the chip is trusted after a crash: it must stop describing this
         // slot before other data lands in it. Dirty over the same page stays dirty: no write.
-        if ((chip_flags_[w.slot] & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
+        if ((old.chip_flags() & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
         break;
     }
     if (dirty_in_place && old.flags() == flags && scheme_ != MetadataScheme::update_write_update) continue;
-    entries_[w.slot] = {w.entry.file_id, w.entry.page_no << 8 | flags};
+    entries_[w.slot].assign(w.entry.file_id, w.entry.page_no, flags);
     note_update(page);
   }
   // The clean mark goes before any data changes under it.
@@ -460,7 +459,7 @@ Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::ui
       std::vector<SlotIndex> turned_dirty;
       for (SlotIndex slot : slots) {
         const Entry& e = entries_[slot];
-        if ((e.flags() & flag::kDirty) && !(chip_flags_[slot] & flag::kDirty)) turned_dirty.push_back(slot);
+        if ((e.flags() & flag::kDirty) && !(e.chip_flags() & flag::kDirty)) turned_dirty.push_back(slot);
       }
       FLASHDIR_TRY(make_data_durable(turned_dirty));
       std::vector<std::uint32_t> pages;
@@ -535,9 +534,9 @@ Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durabili
     // VALID; a dirty entry must not survive on the chip (it would be written back).
     const bool was_unfinished = unfinished_.contains(slot);
     if (was_unfinished) unfinished.push_back(slot);
-    if (was_unfinished || (chip_flags_[slot] & flag::kDirty)) must_write.push_back(page);
+    if (was_unfinished || (e.chip_flags() & flag::kDirty)) must_write.push_back(page);
     pending_drops_.add(page, {slot, e.file_id, e.page_no()});
-    e = Entry{};
+    e.clear();
     note_update(page);
     pages.push_back(page);
   }
@@ -591,6 +590,12 @@ Status MetadataStore::close_clean() {
 
 // ---------------------------------------------------------------------------------------------
 // Inspection
+
+std::size_t MetadataStore::ram_bytes() const {
+  return entries_.capacity() * sizeof(Entry) + page_updates_.capacity() * sizeof(std::uint32_t) +
+         unfinished_.bucket_count() * (1 + sizeof(std::pair<const SlotIndex, std::uint64_t>)) +
+         pending_drops_.ram_bytes();
+}
 
 std::optional<SlotEntry> MetadataStore::entry(SlotIndex slot) const {
   if (slot >= layout_.slot_count) return std::nullopt;

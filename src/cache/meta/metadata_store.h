@@ -144,8 +144,12 @@ class MetadataStore {
   std::optional<SlotEntry> entry(SlotIndex slot) const;
   bool writing(SlotIndex slot) const;
   std::vector<std::uint32_t> window_pages() const { return window_.pages(); }
-  // RAM the store holds per slot, for the engine's bytes-per-cached-page figure.
-  static constexpr std::size_t kRamBytesPerSlot = 17;
+  // The key of a slot whose entry is valid in RAM, read by the engine's index (which keeps no
+  // copy of it); unspecified for other slots.
+  std::uint64_t file_id_of(SlotIndex slot) const { return entries_[slot].file_id; }
+  std::uint64_t page_no_of(SlotIndex slot) const { return entries_[slot].page_no(); }
+  // RAM the store holds, measured from its containers (the engine's bytes-per-page figure).
+  std::size_t ram_bytes() const;
   // Buffered drops waiting for their page's next write before the store writes those pages
   // itself (so that evicted slots do not stay untrimmed for long).
   static constexpr std::size_t kMaxPendingDrops = 1024;
@@ -153,13 +157,22 @@ class MetadataStore {
  private:
   MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
 
-  // RAM entry: file id and (page number << 8 | flags), 16 bytes a slot.
+  // RAM entry, 16 bytes a slot: the file id, and the page number, the entry's flags as last
+  // written to the chip and its flags in RAM packed in one word (page numbers take 48 bits).
   struct Entry {
     std::uint64_t file_id = 0;
-    std::uint64_t page_and_flags = 0;
-    std::uint8_t flags() const { return static_cast<std::uint8_t>(page_and_flags & 0xFF); }
-    std::uint64_t page_no() const { return page_and_flags >> 8; }
-    void set_flags(std::uint8_t flags) { page_and_flags = (page_and_flags & ~std::uint64_t{0xFF}) | flags; }
+    std::uint64_t bits = 0;  // page_no << 16 | chip flags << 8 | flags
+    std::uint8_t flags() const { return static_cast<std::uint8_t>(bits & 0xFF); }
+    std::uint8_t chip_flags() const { return static_cast<std::uint8_t>(bits >> 8 & 0xFF); }
+    std::uint64_t page_no() const { return bits >> 16; }
+    void set_flags(std::uint8_t flags) { bits = (bits & ~std::uint64_t{0xFF}) | flags; }
+    void set_chip_flags(std::uint8_t flags) { bits = (bits & ~std::uint64_t{0xFF00}) | std::uint64_t{flags} << 8; }
+    // A new entry in RAM; what the chip holds for the slot stays as it was.
+    void assign(std::uint64_t file, std::uint64_t page, std::uint8_t flags) {
+      file_id = file;
+      bits = page << 16 | (bits & 0xFF00) | flags;
+    }
+    void clear() { assign(0, 0, 0); }
   };
   static_assert(sizeof(Entry) == 16);
 
@@ -186,7 +199,6 @@ class MetadataStore {
   MetadataScheme scheme_;
   std::uint32_t page_size_bytes_ = 0;
   std::vector<Entry> entries_;
-  std::vector<std::uint8_t> chip_flags_;   // each entry's flags as last written to the chip
   std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
   meta::UnfinishedWindow window_;
   // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).
