@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "cache/meta/file_refs.h"
 #include "cache/meta/pending_drops.h"
 #include "cache/meta/unfinished_window.h"
 #include "flashdir/cache/options.h"
@@ -146,7 +147,7 @@ class MetadataStore {
   std::vector<std::uint32_t> window_pages() const { return window_.pages(); }
   // The key of a slot whose entry is valid in RAM, read by the engine's index (which keeps no
   // copy of it); unspecified for other slots.
-  std::uint64_t file_id_of(SlotIndex slot) const { return entries_[slot].file_id; }
+  std::uint64_t file_id_of(SlotIndex slot) const { return file_of(entries_[slot]); }
   std::uint64_t page_no_of(SlotIndex slot) const { return entries_[slot].page_no(); }
   // RAM the store holds, measured from its containers (the engine's bytes-per-page figure).
   std::size_t ram_bytes() const;
@@ -157,24 +158,23 @@ class MetadataStore {
  private:
   MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
 
-  // RAM entry, 16 bytes a slot: the file id, and the page number, the entry's flags as last
-  // written to the chip and its flags in RAM packed in one word (page numbers take 48 bits).
+  // RAM entry, 12 bytes a slot: the file's number (FileRefs), the page number (48 bits), the
+  // entry's flags in RAM and its flags as last written to the chip.
   struct Entry {
-    std::uint64_t file_id = 0;
-    std::uint64_t bits = 0;  // page_no << 16 | chip flags << 8 | flags
-    std::uint8_t flags() const { return static_cast<std::uint8_t>(bits & 0xFF); }
-    std::uint8_t chip_flags() const { return static_cast<std::uint8_t>(bits >> 8 & 0xFF); }
-    std::uint64_t page_no() const { return bits >> 16; }
-    void set_flags(std::uint8_t flags) { bits = (bits & ~std::uint64_t{0xFF}) | flags; }
-    void set_chip_flags(std::uint8_t flags) { bits = (bits & ~std::uint64_t{0xFF00}) | std::uint64_t{flags} << 8; }
-    // A new entry in RAM; what the chip holds for the slot stays as it was.
-    void assign(std::uint64_t file, std::uint64_t page, std::uint8_t flags) {
-      file_id = file;
-      bits = page << 16 | (bits & 0xFF00) | flags;
-    }
-    void clear() { assign(0, 0, 0); }
+    std::uint32_t file_ref = 0;  // 0: no file
+    std::uint32_t page_low = 0;
+    std::uint16_t page_high = 0;
+    std::uint8_t flags = 0;
+    std::uint8_t chip_flags = 0;
+    std::uint64_t page_no() const { return std::uint64_t{page_high} << 32 | page_low; }
   };
-  static_assert(sizeof(Entry) == 16);
+  static_assert(sizeof(Entry) == 12);
+
+  // A new entry for `slot` in RAM (what the chip holds for it stays as it was); clear_entry
+  // empties it. The only writers of an entry's file and page, so that FileRefs counts right.
+  void set_entry(SlotIndex slot, std::uint64_t file_id, std::uint64_t page_no, std::uint8_t flags);
+  void clear_entry(SlotIndex slot);
+  std::uint64_t file_of(const Entry& e) const { return file_refs_.file_id(e.file_ref); }
 
   Status write_page(std::uint32_t page, bool clean_mark = false);
   Status write_pages(std::vector<std::uint32_t> pages);
@@ -199,6 +199,7 @@ class MetadataStore {
   MetadataScheme scheme_;
   std::uint32_t page_size_bytes_ = 0;
   std::vector<Entry> entries_;
+  meta::FileRefs file_refs_;
   std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
   meta::UnfinishedWindow window_;
   // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).
