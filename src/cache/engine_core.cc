@@ -33,8 +33,7 @@ EngineCore::EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const 
       backing_(backing),
       options_(options),
       layout_(layout),
-      page_size_(layout.page_size_bytes),
-      slots_(layout.slot_count) {}
+      page_size_(layout.page_size_bytes) {}
 
 Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
                                                      const EngineOptions& options) {
@@ -50,6 +49,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
     auto store = MetadataStore::format(ftl, *layout, options.metadata);
     if (!store.is_ok()) return store.status();
     core->store_ = std::move(store.value());
+    core->slots_.emplace(*core->store_);
     core->restart_.clean_shutdown = true;
   } else {
     auto scheme = recorded_scheme(recorded.value());
@@ -60,6 +60,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
     auto opened = MetadataStore::open(ftl, *layout, options.metadata);
     if (!opened.is_ok()) return opened.status();
     core->store_ = std::move(opened->first);
+    core->slots_.emplace(*core->store_);
     FLASHDIR_TRY(core->recover(opened->second));
   }
   FLASHDIR_TRY(catalog.put_options_text(options.to_json()));
@@ -84,14 +85,14 @@ Status EngineCore::recover(const RecoveredSlots& recovered) {
       if (found.entry.dirty) ++restart_.lost_dirty_slots;
       continue;
     }
-    slots_.insert(found.slot, SlotKey{found.entry.file_id, found.entry.page_no});
+    slots_->insert(found.slot);
     if (found.entry.dirty) {
-      slots_.set_dirty(found.slot);
+      slots_->set_dirty(found.slot);
       dirty_files.push_back(found.entry.file_id);
     }
   }
   if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
-  restart_.usable_slots = slots_.used();
+  restart_.usable_slots = slots_->used();
   restart_.orphan_slots = orphans.size();
   std::sort(dirty_files.begin(), dirty_files.end());
   dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
@@ -105,14 +106,13 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
   for (std::uint64_t file_id : file_ids) {
     auto known = catalog_.find_by_id(file_id);
     if (!known.is_ok()) return known.status();
-    const std::uint64_t dirty = slots_.dirty_slots_of(file_id).size();
+    const std::uint64_t dirty = slots_->dirty_slots_of(file_id).size();
     auto file = backing_.open(known->relative_path);
     if (!file.is_ok()) {
       if (file.status().code() != StatusCode::not_found) return file.status();
       // The backing file is gone: nowhere to write its pages. Reported, then dropped.
       restart_.lost_dirty_slots += dirty;
-      if (Status s = store_->invalidate_file(file_id, slots_.slots_of(file_id)); !s.is_ok()) return fail(s);
-      for (SlotIndex slot : slots_.slots_of(file_id)) slots_.remove(slot);
+      FLASHDIR_TRY(invalidate(file_id, slots_->slots_of(file_id)));
       continue;
     }
     auto before = (*file)->stat();
@@ -121,10 +121,9 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
       // Changed since the catalog last saw it (the engine's own write-backs before the cut, or
       // someone else): its clean pages cannot be trusted; its dirty ones are the newest data.
       std::vector<SlotIndex> clean;
-      for (SlotIndex slot : slots_.slots_of(file_id))
-        if (!slots_.dirty(slot)) clean.push_back(slot);
-      if (Status s = store_->invalidate_file(file_id, clean); !s.is_ok()) return fail(s);
-      for (SlotIndex slot : clean) slots_.remove(slot);
+      for (SlotIndex slot : slots_->slots_of(file_id))
+        if (!slots_->dirty(slot)) clean.push_back(slot);
+      FLASHDIR_TRY(invalidate(file_id, clean));
     }
     // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file).
     FLASHDIR_TRY(write_back(file_id, **file, before->size_bytes, 0));
@@ -150,10 +149,7 @@ Result<std::uint64_t> EngineCore::validate(std::string_view relative_path, const
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      const auto stale = slots_.slots_of(known->file_id);
-      if (Status s = store_->invalidate_file(known->file_id, stale); !s.is_ok()) return fail(s);
-      for (SlotIndex slot : stale) slots_.remove(slot);
-      if (!stale.empty()) ++counters_.stale_drops;
+      FLASHDIR_TRY(drop_stale(known->file_id));
     }
     FLASHDIR_TRY(catalog_.update_identity(known->file_id, identity));
   }
@@ -227,7 +223,7 @@ Status EngineCore::release(FileHandle handle) {
   const auto forget_dirty = [&] {
     // Under cache_mutex_: the file keeps no dirty pages, the flusher no reference to it.
     if (auto it = dirty_files_.find(file.file_id); it != dirty_files_.end() && it->second == released->file &&
-                                                   slots_.dirty_slots_of(file.file_id, 1).empty())
+                                                   slots_->dirty_slots_of(file.file_id, 1).empty())
       dirty_files_.erase(it);
   };
   if (file.unlinked) {
@@ -254,10 +250,7 @@ Status EngineCore::release(FileHandle handle) {
     // Changed behind the engine while open: the next open must not trust the cached pages.
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
-    const auto stale = slots_.slots_of(file.file_id);
-    if (Status s = store_->invalidate_file(file.file_id, stale); !s.is_ok()) return fail(s);
-    for (SlotIndex slot : stale) slots_.remove(slot);
-    if (!stale.empty()) ++counters_.stale_drops;
+    FLASHDIR_TRY(drop_stale(file.file_id));
   }
   return catalog_.update_identity(file.file_id, *identity);
 }
@@ -582,7 +575,7 @@ Status EngineCore::fsync(FileHandle handle) {
     }
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
-    const auto dirty = slots_.dirty_slots_of(file.file_id);
+    const auto dirty = slots_->dirty_slots_of(file.file_id);
     if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
   }
   // Write-through and write-around: every byte written is in the backing file already.
@@ -617,15 +610,11 @@ Status EngineCore::close() {
 
 Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
                                                   ByteSpan out) {
-  const SlotIndex* first = slots_.find({file_id, page});
-  if (first == nullptr) return std::uint32_t{0};
+  const std::optional<SlotIndex> first = slots_->find(file_id, page);
+  if (!first) return std::uint32_t{0};
   const SlotIndex slot = *first;
   std::uint32_t run = 1;
-  while (run < max_pages && slot + run < slots_.capacity()) {
-    const SlotIndex* next = slots_.find({file_id, page + run});
-    if (next == nullptr || *next != slot + run) break;
-    ++run;
-  }
+  while (run < max_pages && slot + run < slots_->capacity() && slots_->find(file_id, page + run) == slot + run) ++run;
   Status read = ftl_.read(layout_.data_lpn(slot), run, out.first(std::size_t{run} * page_size_));
   if (read.code() == StatusCode::corruption) {
     // Page by page, to keep what is good; a page that fails is dropped and read from the backing
@@ -634,7 +623,7 @@ Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::ui
       Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
       if (one.code() == StatusCode::corruption) {
         ++counters_.corrupt_pages;
-        const bool dirty = slots_.dirty(slot + i);
+        const bool dirty = slots_->dirty(slot + i);
         FLASHDIR_TRY(drop_slots({slot + i}));
         // A dirty page has no other copy: the read fails rather than serve older bytes.
         if (dirty)
@@ -648,59 +637,62 @@ Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::ui
   } else if (!read.is_ok()) {
     return fail(read);
   }
-  for (std::uint32_t i = 0; i < run; ++i) slots_.reference(slot + i);
+  for (std::uint32_t i = 0; i < run; ++i) slots_->reference(slot + i);
   return run;
 }
 
 std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
   std::uint32_t run = 0;
-  while (run < max_pages && slots_.find({file_id, page + run}) == nullptr) ++run;
+  while (run < max_pages && !slots_->find(file_id, page + run)) ++run;
   return run;
 }
 
 Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
                                               ConstByteSpan data, bool admit_new, bool dirty) {
   // Never more new pages at once than half the cache: the rest of it must stay evictable.
-  const std::uint32_t limit = std::max<std::uint32_t>(1, slots_.capacity() / 2);
+  const std::uint32_t limit = std::max<std::uint32_t>(1, slots_->capacity() / 2);
   std::vector<SlotWrite> writes;
   std::vector<std::uint32_t> pieces;  // which page of `data` each write carries
+  std::vector<bool> admitted;         // whether each write fills a new slot
   absl::flat_hash_set<SlotIndex> in_batch;
   std::uint32_t handled = 0;
   for (std::uint32_t i = 0; i < count; ++i, handled = i) {
-    const SlotKey key{file_id, first_page + i};
-    if (const SlotIndex* cached = slots_.find(key)) {
-      writes.push_back({*cached, SlotEntry{file_id, key.page_no, dirty || slots_.dirty(*cached)}});
+    const std::uint64_t page = first_page + i;
+    if (const auto cached = slots_->find(file_id, page)) {
+      writes.push_back({*cached, SlotEntry{file_id, page, dirty || slots_->dirty(*cached)}});
+      admitted.push_back(false);
       in_batch.insert(*cached);
     } else {
       if (dirty && writes.size() >= limit) break;
       if (!admit_new || writes.size() >= limit) continue;
       // The hand passes over the slots this batch writes (fewer than half the cache); with the
       // rest dirty, a full turn finds none.
-      std::optional<SlotIndex> free = slots_.next_for_insert();
+      std::optional<SlotIndex> free = slots_->next_for_insert();
       for (std::uint32_t turned = 0; free && in_batch.contains(*free); ++turned)
-        free = turned < 2 * slots_.capacity() ? slots_.next_for_insert() : std::nullopt;
+        free = turned < 2 * slots_->capacity() ? slots_->next_for_insert() : std::nullopt;
       if (!free) {
         if (dirty) break;  // every slot is dirty: the writer waits for the flusher
         continue;
       }
       const SlotIndex slot = *free;
       in_batch.insert(slot);
-      if (slots_.occupied(slot)) {
+      if (slots_->occupied(slot)) {
         // The CLOCK victim: its drop reaches the chip with the page's next write (a cut before
-        // brings back a page that is still correct).
-        FLASHDIR_TRY(store_->drop({{slot}}, Durability::buffered));
-        slots_.remove(slot);
+        // brings back a page that is still correct). Out of the index before the store clears
+        // the entry the index reads.
+        slots_->remove(slot);
+        if (Status s = store_->drop({{slot}}, Durability::buffered); !s.is_ok()) return fail(s);
         ++counters_.evicted_pages;
       }
-      slots_.insert(slot, key);
-      writes.push_back({slot, SlotEntry{file_id, key.page_no, dirty}});
+      // The slot enters the index once the store holds its entry (before its data write).
+      writes.push_back({slot, SlotEntry{file_id, page, dirty}});
+      admitted.push_back(true);
       ++counters_.admitted_pages;
     }
     pieces.push_back(i);
   }
   // One FTL write per run of consecutive slots.
   std::size_t start = 0;
-  std::vector<std::uint8_t> run_data;
   while (start < writes.size()) {
     std::size_t stop = start + 1;
     while (stop < writes.size() && stop - start < kMaxRunPages && writes[stop].slot == writes[stop - 1].slot + 1 &&
@@ -712,12 +704,14 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
     std::vector<SlotIndex> run_slots;
     for (const SlotWrite& w : batch) run_slots.push_back(w.slot);
     if (Status s = store_->before_data_write(batch); !s.is_ok()) return fail(s);
+    for (std::size_t w = start; w < stop; ++w)
+      if (admitted[w]) slots_->insert(writes[w].slot);
     auto seq = ftl_.write(layout_.data_lpn(batch.front().slot), run, bytes);
     if (!seq.is_ok()) return fail(seq.status());
     if (Status s = store_->after_data_write(run_slots, *seq); !s.is_ok()) return fail(s);
     store_->on_durable(ftl_.durable_seq());
     if (dirty)
-      for (SlotIndex slot : run_slots) slots_.set_dirty(slot);
+      for (SlotIndex slot : run_slots) slots_->set_dirty(slot);
     start = stop;
   }
   return handled;
@@ -725,13 +719,27 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
 
 Status EngineCore::drop_slots(const std::vector<SlotIndex>& slots) {
   if (slots.empty()) return Status::ok();
+  // Out of the index first: it reads page numbers from the entries the store clears.
+  for (SlotIndex slot : slots) slots_->remove(slot);
   if (Status s = store_->drop(slots, Durability::forced); !s.is_ok()) return fail(s);
-  for (SlotIndex slot : slots) slots_.remove(slot);
+  return Status::ok();
+}
+
+Status EngineCore::invalidate(std::uint64_t file_id, const std::vector<SlotIndex>& slots) {
+  for (SlotIndex slot : slots) slots_->remove(slot);
+  if (Status s = store_->invalidate_file(file_id, slots); !s.is_ok()) return fail(s);
+  return Status::ok();
+}
+
+Status EngineCore::drop_stale(std::uint64_t file_id) {
+  const auto stale = slots_->slots_of(file_id);
+  FLASHDIR_TRY(invalidate(file_id, stale));
+  if (!stale.empty()) ++counters_.stale_drops;
   return Status::ok();
 }
 
 Status EngineCore::drop_file_pages(std::uint64_t file_id, std::uint64_t from_page) {
-  return drop_slots(slots_.slots_of(file_id, from_page));
+  return drop_slots(slots_->slots_of(file_id, from_page));
 }
 
 Status EngineCore::drop_range(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t last_page) {
@@ -739,7 +747,7 @@ Status EngineCore::drop_range(std::uint64_t file_id, std::uint64_t first_page, s
   FLASHDIR_TRY(check_alive());
   std::vector<SlotIndex> covered;
   for (std::uint64_t page = first_page; page <= last_page; ++page)
-    if (const SlotIndex* slot = slots_.find({file_id, page})) covered.push_back(*slot);
+    if (const auto slot = slots_->find(file_id, page)) covered.push_back(*slot);
   return drop_slots(covered);
 }
 
@@ -796,15 +804,15 @@ EngineStats EngineCore::stats() const {
     s.open_files = handles_.size();
   }
   std::lock_guard cache(cache_mutex_);
-  s.capacity_pages = slots_.capacity();
-  s.cached_pages = slots_.used();
-  s.dirty_pages = slots_.dirty_count();
+  s.capacity_pages = slots_->capacity();
+  s.cached_pages = slots_->used();
+  s.dirty_pages = slots_->dirty_count();
   const MetadataCounters meta = store_->counters();
   s.metadata_writes = meta.metadata_writes;
   s.metadata_entries_written = meta.entries_written;
-  s.ram_index_bytes = slots_.ram_bytes() + std::size_t{slots_.capacity()} * MetadataStore::kRamBytesPerSlot;
+  s.ram_index_bytes = slots_->ram_bytes() + store_->ram_bytes();
   s.ram_bytes_per_cached_page =
-      s.capacity_pages == 0 ? 0 : static_cast<double>(s.ram_index_bytes) / static_cast<double>(s.capacity_pages);
+      s.cached_pages == 0 ? 0 : static_cast<double>(s.ram_index_bytes) / static_cast<double>(s.cached_pages);
   return s;
 }
 

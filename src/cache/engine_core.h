@@ -103,6 +103,11 @@ class EngineCore {
   // Under cache_mutex_: drops the slots (forced: the drop is on the chip when this returns).
   Status drop_slots(const std::vector<SlotIndex>& slots);
   Status drop_file_pages(std::uint64_t file_id, std::uint64_t from_page);
+  // Under cache_mutex_: `slots` of `file_id` are dropped, and every buffered drop of the file
+  // reaches the chip (MetadataStore::invalidate_file).
+  Status invalidate(std::uint64_t file_id, const std::vector<SlotIndex>& slots);
+  // Under cache_mutex_: a file changed behind the cache loses all its pages (counted).
+  Status drop_stale(std::uint64_t file_id);
   // Drops the cached copies of pages [first_page, last_page] of a file.
   Status drop_range(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t last_page);
   bool promoted(std::uint64_t file_id, std::uint64_t page);
@@ -122,7 +127,7 @@ class EngineCore {
 
   mutable std::mutex cache_mutex_;
   std::unique_ptr<MetadataStore> store_;
-  SlotTable slots_;
+  std::optional<SlotTable> slots_;  // over store_'s entries: made once the store is open
   absl::flat_hash_map<SlotKey, std::uint32_t> miss_counts_;  // promotion; guarded by cache_mutex_
   Status failed_;                                              // guarded by cache_mutex_
   bool closed_ = false;                                        // guarded by cache_mutex_

@@ -4,35 +4,52 @@
 
 namespace flashdir::cache {
 
-SlotTable::SlotTable(std::uint32_t slot_count) : keys_(slot_count), flags_(slot_count, 0) {
-  index_.reserve(slot_count);
+SlotTable::SlotTable(const MetadataStore& store) : store_(store), flags_(store.layout().slot_count, 0) {}
+
+std::optional<SlotIndex> SlotTable::find(std::uint64_t file_id, std::uint64_t page_no) const {
+  const auto it = files_.find(file_id);
+  if (it == files_.end()) return std::nullopt;
+  return it->second.pages.find(page_no, page_of());
 }
 
-const SlotIndex* SlotTable::find(const SlotKey& key) const {
-  const auto it = index_.find(key);
-  return it == index_.end() ? nullptr : &it->second;
-}
-
-void SlotTable::insert(SlotIndex slot, const SlotKey& key) {
-  assert(!occupied(slot) && key.file_id != 0);
-  keys_[slot] = key;
-  flags_[slot] = 0;
-  const bool inserted = index_.emplace(key, slot).second;
-  assert(inserted);
-  static_cast<void>(inserted);
+void SlotTable::insert(SlotIndex slot) {
+  assert(!occupied(slot) && store_.entry(slot).has_value());
+  FilePages& pages = files_[store_.file_id_of(slot)].pages;
+  const std::size_t before = pages.ram_bytes();
+  pages.insert(slot, page_of());
+  page_table_bytes_ += pages.ram_bytes() - before;
+  flags_[slot] = kOccupied;
+  ++used_;
 }
 
 void SlotTable::remove(SlotIndex slot) {
   assert(occupied(slot));
-  if (dirty(slot)) --dirty_count_;
-  index_.erase(keys_[slot]);
-  keys_[slot] = SlotKey{};
+  const auto it = files_.find(store_.file_id_of(slot));
+  assert(it != files_.end());
+  FileSlots& file = it->second;
+  if (dirty(slot)) {
+    --dirty_count_;
+    --file.dirty;
+  }
+  const std::size_t before = file.pages.ram_bytes();
+  file.pages.erase(slot, page_of());
+  page_table_bytes_ -= before - file.pages.ram_bytes();
+  // A file still queued for the flusher keeps its record until the queue lets it go.
+  if (file.pages.empty() && !file.queued) files_.erase(it);
   flags_[slot] = 0;
+  --used_;
 }
 
 void SlotTable::set_dirty(SlotIndex slot) {
   assert(occupied(slot));
-  if (!dirty(slot)) ++dirty_count_;
+  if (!dirty(slot)) {
+    ++dirty_count_;
+    FileSlots& file = files_.at(store_.file_id_of(slot));
+    if (file.dirty++ == 0 && !file.queued) {
+      file.queued = true;
+      dirty_files_.push_back(store_.file_id_of(slot));
+    }
+  }
   flags_[slot] = static_cast<std::uint8_t>((flags_[slot] | kDirty) & ~kFlushing);
 }
 
@@ -40,7 +57,30 @@ bool SlotTable::finish_flush(SlotIndex slot) {
   if ((flags_[slot] & (kDirty | kFlushing)) != (kDirty | kFlushing)) return false;
   flags_[slot] = static_cast<std::uint8_t>(flags_[slot] & ~(kDirty | kFlushing));
   --dirty_count_;
+  --files_.at(store_.file_id_of(slot)).dirty;
   return true;
+}
+
+std::vector<SlotIndex> SlotTable::dirty_slots_of(std::uint64_t file_id, std::size_t max) {
+  const auto it = files_.find(file_id);
+  if (it == files_.end() || it->second.dirty == 0) return {};
+  return it->second.pages.take_from_cursor(std::min<std::size_t>(max, it->second.dirty),
+                                           [this](SlotIndex slot) { return dirty(slot); });
+}
+
+std::uint64_t SlotTable::next_dirty_file() {
+  while (!dirty_files_.empty()) {
+    const std::uint64_t file_id = dirty_files_.front();
+    dirty_files_.pop_front();
+    const auto it = files_.find(file_id);
+    if (it->second.dirty > 0) {
+      dirty_files_.push_back(file_id);  // the next call offers another file first
+      return file_id;
+    }
+    it->second.queued = false;
+    if (it->second.pages.empty()) files_.erase(it);
+  }
+  return 0;
 }
 
 std::optional<SlotIndex> SlotTable::next_for_insert() {
@@ -58,32 +98,19 @@ std::optional<SlotIndex> SlotTable::next_for_insert() {
 
 std::vector<SlotIndex> SlotTable::slots_of(std::uint64_t file_id, std::uint64_t from_page) const {
   std::vector<SlotIndex> slots;
-  for (SlotIndex slot = 0; slot < capacity(); ++slot)
-    if (keys_[slot].file_id == file_id && keys_[slot].page_no >= from_page) slots.push_back(slot);
+  const auto it = files_.find(file_id);
+  if (it == files_.end()) return slots;
+  it->second.pages.for_each([&](SlotIndex slot) {
+    if (store_.page_no_of(slot) >= from_page) slots.push_back(slot);
+  });
   return slots;
-}
-
-std::vector<SlotIndex> SlotTable::dirty_slots_of(std::uint64_t file_id, std::size_t max) const {
-  std::vector<SlotIndex> slots;
-  for (SlotIndex slot = 0; slot < capacity() && slots.size() < max; ++slot)
-    if (keys_[slot].file_id == file_id && dirty(slot)) slots.push_back(slot);
-  return slots;
-}
-
-std::uint64_t SlotTable::next_dirty_file() {
-  if (dirty_count_ == 0) return 0;
-  for (SlotIndex seen = 0; seen < capacity(); ++seen) {
-    const SlotIndex slot = dirty_hand_;
-    dirty_hand_ = dirty_hand_ + 1 == capacity() ? 0 : dirty_hand_ + 1;
-    if (dirty(slot)) return keys_[slot].file_id;
-  }
-  return 0;
 }
 
 std::size_t SlotTable::ram_bytes() const {
   // A flat_hash_map keeps one control byte and one (key, value) pair per bucket.
-  return keys_.capacity() * sizeof(SlotKey) + flags_.capacity() +
-         index_.bucket_count() * (1 + sizeof(std::pair<const SlotKey, SlotIndex>));
+  return flags_.capacity() + page_table_bytes_ +
+         files_.bucket_count() * (1 + sizeof(std::pair<const std::uint64_t, FileSlots>)) +
+         dirty_files_.size() * sizeof(std::uint64_t);
 }
 
 }  // namespace flashdir::cache

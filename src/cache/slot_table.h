@@ -1,25 +1,31 @@
-// Which file page each cache slot holds, the index from file page to slot, and CLOCK
-// replacement over the slots (doc/cache.md "Slots and replacement").
+// Which file page each cache slot holds, the index from file page to slot, the dirty pages,
+// and CLOCK replacement over the slots (doc/cache.md "Slots and replacement").
 //
-// A slot is one data LPN of the FTL (SlotLayout::data_lpn). The table only keeps RAM state;
-// the MetadataStore puts it on the chip. Not thread-safe: the engine holds its cache lock.
+// A slot is one data LPN of the FTL (SlotLayout::data_lpn). The slot's key (file id, page
+// number) lives once, in its metadata entry in the MetadataStore: the table reads it from
+// there and keeps, per slot, one byte of flags, and per file with cached pages a FilePages
+// table of slot numbers (the index) and its dirty count. So every page of a file, or every
+// dirty page of it, is found from the file's table, never by scanning the slots; the flusher
+// finds files with dirty pages in a queue. Not thread-safe: the engine holds its cache lock.
 //
-// Per slot, one byte of flags: referenced (CLOCK), dirty (write-back: newer than the backing
-// file), flushing (the flusher is writing it back; a rewrite in the meantime clears it, so the
-// flusher knows not to mark the newer data clean).
+// Order with the store: a slot enters the table once its entry is in the store
+// (MetadataStore::before_data_write, or recovery) and leaves it before the store drops the
+// entry, since the index reads page numbers from the entries.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "cache/file_pages.h"
 #include "cache/meta/metadata_store.h"
 
 namespace flashdir::cache {
 
 struct SlotKey {
-  std::uint64_t file_id = 0;  // 0: the slot is free
+  std::uint64_t file_id = 0;
   std::uint64_t page_no = 0;
   bool operator==(const SlotKey&) const = default;
   template <typename H>
@@ -30,18 +36,20 @@ struct SlotKey {
 
 class SlotTable {
  public:
-  explicit SlotTable(std::uint32_t slot_count);
+  // Keys are read from `store`'s entries, which must outlive the table.
+  explicit SlotTable(const MetadataStore& store);
 
-  std::uint32_t capacity() const { return static_cast<std::uint32_t>(keys_.size()); }
-  std::uint32_t used() const { return static_cast<std::uint32_t>(index_.size()); }
-  // The slot holding `key`, if cached.
-  const SlotIndex* find(const SlotKey& key) const;
-  bool occupied(SlotIndex slot) const { return keys_[slot].file_id != 0; }
-  const SlotKey& key(SlotIndex slot) const { return keys_[slot]; }
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(flags_.size()); }
+  std::uint32_t used() const { return used_; }
+  // The slot holding page `page_no` of `file_id`, if cached.
+  std::optional<SlotIndex> find(std::uint64_t file_id, std::uint64_t page_no) const;
+  bool occupied(SlotIndex slot) const { return (flags_[slot] & kOccupied) != 0; }
+  // The page an occupied slot holds.
+  SlotKey key(SlotIndex slot) const { return {store_.file_id_of(slot), store_.page_no_of(slot)}; }
 
-  // `slot` (free) now holds `key` (not cached). A new page starts unreferenced: CLOCK gives it
-  // one sweep of the hand to be read again.
-  void insert(SlotIndex slot, const SlotKey& key);
+  // `slot` (free) now holds the page its store entry names, which was not cached. A new page
+  // starts unreferenced: CLOCK gives it one sweep of the hand to be read again.
+  void insert(SlotIndex slot);
   void remove(SlotIndex slot);
   // A hit: the hand passes this slot once before evicting it.
   void reference(SlotIndex slot) { flags_[slot] |= kReferenced; }
@@ -55,9 +63,9 @@ class SlotTable {
   void set_flushing(SlotIndex slot) { flags_[slot] |= kFlushing; }
   // True if `slot` was not rewritten since set_flushing (it is then clean).
   bool finish_flush(SlotIndex slot);
-  // Up to `max` dirty slots of `file_id`, in table order.
-  std::vector<SlotIndex> dirty_slots_of(std::uint64_t file_id, std::size_t max = SIZE_MAX) const;
-  // The file of some dirty slot, searching from where the last search stopped; 0 if none.
+  // Up to `max` dirty slots of `file_id`; successive calls go on round the file's table.
+  std::vector<SlotIndex> dirty_slots_of(std::uint64_t file_id, std::size_t max = SIZE_MAX);
+  // A file with dirty pages, each in turn; 0 if none.
   std::uint64_t next_dirty_file();
 
   // The slot the next page goes into: a free slot where the hand stands, or the CLOCK victim
@@ -65,19 +73,32 @@ class SlotTable {
   // every slot is dirty. The hand moves on, so consecutive calls on a cold cache give
   // consecutive slots — the runs the FTL wants.
   std::optional<SlotIndex> next_for_insert();
-  // Every slot of `file_id` (a scan of the table: invalidation and truncation are rare).
+  // The slots of `file_id` holding pages from `from_page` on.
   std::vector<SlotIndex> slots_of(std::uint64_t file_id, std::uint64_t from_page = 0) const;
 
   // RAM this table holds, measured from its containers.
   std::size_t ram_bytes() const;
 
  private:
-  std::vector<SlotKey> keys_;
-  static constexpr std::uint8_t kReferenced = 1, kDirty = 2, kFlushing = 4;
+  struct FileSlots {
+    FilePages pages;
+    std::uint32_t dirty = 0;
+    bool queued = false;  // in dirty_files_
+  };
+  auto page_of() const {
+    return [this](SlotIndex slot) { return store_.page_no_of(slot); };
+  }
+
+  static constexpr std::uint8_t kOccupied = 1, kReferenced = 2, kDirty = 4, kFlushing = 8;
+  const MetadataStore& store_;
   std::vector<std::uint8_t> flags_;
-  absl::flat_hash_map<SlotKey, SlotIndex> index_;
+  absl::flat_hash_map<std::uint64_t, FileSlots> files_;
+  // Files that had no dirty page and got one, in that order; a file leaves when it is found
+  // clean at the front.
+  std::deque<std::uint64_t> dirty_files_;
+  std::size_t page_table_bytes_ = 0;  // the FilePages' buckets, summed
+  std::uint32_t used_ = 0;
   SlotIndex hand_ = 0;
-  SlotIndex dirty_hand_ = 0;
   std::uint32_t dirty_count_ = 0;
 };
 

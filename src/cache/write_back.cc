@@ -68,13 +68,13 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
       ++writers_waiting_;
       flush_wanted_.notify_one();
       slot_cleaned_.wait(cache, [&] {
-        return slots_.dirty_count() < slots_.capacity() || !failed_.is_ok() || stopping_ || !flush_error_.is_ok();
+        return slots_->dirty_count() < slots_->capacity() || !failed_.is_ok() || stopping_ || !flush_error_.is_ok();
       });
       --writers_waiting_;
       if (stopping_) return Status::invalid_argument("the cache engine is closing");
-      if (slots_.dirty_count() == slots_.capacity() && !flush_error_.is_ok()) return flush_error_;
+      if (slots_->dirty_count() == slots_->capacity() && !flush_error_.is_ok()) return flush_error_;
     }
-    if (slots_.dirty_count() * 100ULL > std::uint64_t{slots_.capacity()} * options_.dirty_high_watermark_percent)
+    if (slots_->dirty_count() * 100ULL > std::uint64_t{slots_->capacity()} * options_.dirty_high_watermark_percent)
       flush_wanted_.notify_one();
     first += count;
   }
@@ -94,10 +94,10 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      slots = slots_.dirty_slots_of(file_id, batch);
+      slots = slots_->dirty_slots_of(file_id, batch);
       if (slots.empty()) break;
       std::sort(slots.begin(), slots.end(),
-                [&](SlotIndex a, SlotIndex b) { return slots_.key(a).page_no < slots_.key(b).page_no; });
+                [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; });
       bytes.resize(slots.size() * page_size_);
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
@@ -106,15 +106,15 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
           // The only copy is damaged: counted, dropped, and reported to the caller.
           ++counters_.corrupt_pages;
           lost = Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
-                                                slots_.key(slots[i]).page_no, file_id));
+                                                slots_->key(slots[i]).page_no, file_id));
           FLASHDIR_TRY(drop_slots({slots[i]}));
           slots[i] = UINT32_MAX;
           continue;
         }
         if (!read.is_ok()) return fail(read);
-        slots_.set_flushing(slots[i]);
+        slots_->set_flushing(slots[i]);
         flushed.push_back(slots[i]);
-        keys.push_back(slots_.key(slots[i]));
+        keys.push_back(slots_->key(slots[i]));
       }
     }
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
@@ -136,7 +136,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     FLASHDIR_TRY(check_alive());
     std::vector<SlotIndex> clean;
     for (std::size_t k = 0; k < flushed.size(); ++k)
-      if (slots_.occupied(flushed[k]) && slots_.key(flushed[k]) == keys[k] && slots_.finish_flush(flushed[k]))
+      if (slots_->occupied(flushed[k]) && slots_->key(flushed[k]) == keys[k] && slots_->finish_flush(flushed[k]))
         clean.push_back(flushed[k]);
     // The clean copy must be on the chip before its entry says clean: a cut that loses the data
     // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
@@ -166,7 +166,7 @@ Status EngineCore::write_back(FileHandle handle) {
 void EngineCore::run_flusher() {
   std::unique_lock cache(cache_mutex_);
   const auto above = [&](std::uint8_t percent) {
-    return slots_.dirty_count() * 100ULL > std::uint64_t{slots_.capacity()} * percent;
+    return slots_->dirty_count() * 100ULL > std::uint64_t{slots_->capacity()} * percent;
   };
   for (;;) {
     flush_wanted_.wait(cache, [&] {
@@ -175,7 +175,7 @@ void EngineCore::run_flusher() {
     });
     if (stopping_) return;
     draining_ = true;
-    const std::uint64_t file_id = slots_.next_dirty_file();
+    const std::uint64_t file_id = slots_->next_dirty_file();
     const auto it = dirty_files_.find(file_id);
     if (file_id == 0 || it == dirty_files_.end() || !failed_.is_ok()) {
       draining_ = false;

@@ -79,7 +79,7 @@ void EngineRig::damage_slot(std::uint32_t slot) {
   REQUIRE(chip_.store().write_pages(Ppn(*ppn), 1, data, oob).is_ok());
 }
 
-Status EngineRig::power_cycle(std::optional<FaultPlan> plan) {
+Status EngineRig::reopen_ftl(std::optional<FaultPlan> plan) {
   engine_.reset();
   ftl_.reset();
   faulty_.reset();
@@ -89,6 +89,17 @@ Status EngineRig::power_cycle(std::optional<FaultPlan> plan) {
   auto ftl = Ftl::open(chip, chip_.clock(), ftl_options_);
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
+  return Status::ok();
+}
+
+Status EngineRig::power_cycle(std::optional<FaultPlan> plan) {
+  FLASHDIR_TRY(reopen_ftl(plan));
+  return open_engine();
+}
+
+Status EngineRig::power_cycle_cut_in_restart(std::uint64_t operations) {
+  FLASHDIR_TRY(reopen_ftl(FaultPlan{}));
+  faulty_->cut_at_operation(faulty_->operations() + operations);
   return open_engine();
 }
 

@@ -39,6 +39,10 @@ class EngineRig {
   // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens,
   // through a FaultyChip that follows `plan` if one is given (to cut the engine's next run).
   Status power_cycle(std::optional<FaultPlan> plan = std::nullopt);
+  // A power cut, then a restart that is itself cut `operations` chip operations into the
+  // engine's part of it (after the FTL's recovery: the metadata store's repairs and trims, the
+  // write-back of dirty pages, the drops). Returns the restart's status (ok if it needed fewer).
+  Status power_cycle_cut_in_restart(std::uint64_t operations);
   bool power_lost() const { return faulty_ != nullptr && faulty_->power_lost(); }
   // A clean close and reopen.
   Status restart();
@@ -46,6 +50,9 @@ class EngineRig {
 
  private:
   Status open_engine();
+  // Drops the engine and FTL without closing, and opens the FTL again over a fresh view of
+  // the chip (through a FaultyChip following `plan`, if one is given).
+  Status reopen_ftl(std::optional<FaultPlan> plan);
 
   cache::EngineOptions options_;
   TempDir dir_;

@@ -1,6 +1,6 @@
 // Power cuts against the metadata store (DESIGN.md "cache"; doc/cache.md): a seeded workload
-// of read-miss fills, writes in place and admitted, write-back of evicted dirty pages, fsyncs
-// and changed files runs over a FaultyChip; the power goes at random chip operations and at
+// of read-miss fills, writes in place and admitted, write-back of evicted dirty pages, fsyncs,
+// truncates and changed files runs over a FaultyChip; the power goes at random chip operations and at
 // named points of the protocol (after the metadata write, after the data write, before the
 // confirmation, inside the forced window flush, during recovery itself). After recovery every
 // usable slot must hold bytes the model allows, no file page may be usable twice, and every

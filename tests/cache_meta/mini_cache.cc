@@ -43,6 +43,8 @@ Status MiniCache::run(std::uint64_t ops) {
     Status s;
     if (dice < 5) {
       s = invalidate(file);
+    } else if (dice < 10) {
+      s = truncate(file, page);
     } else if (dice < 25) {
       s = fsync(file);
     } else if (dice < 35) {
@@ -213,6 +215,36 @@ Status MiniCache::invalidate(std::uint64_t file) {
   }
   for (auto& [key, version] : backing_) {
     if (key.first == file) version = next_version_++;
+  }
+  return Status::ok();
+}
+
+Status MiniCache::truncate(std::uint64_t file, std::uint64_t from_page) {
+  // As the engine does: the file's dirty pages go back (data on the chip, then clean), the
+  // pages from the new end on are dropped durably, and only then is the backing file cut.
+  std::vector<SlotIndex> dirty, cut;
+  for (const auto& [key, slot] : index_) {
+    if (key.first != file) continue;
+    if (slots_[slot].dirty) dirty.push_back(slot);
+    if (key.second >= from_page) cut.push_back(slot);
+  }
+  for (SlotIndex slot : dirty) backing_[*slots_[slot].key] = slots_[slot].version;
+  FLASHDIR_TRY(rig_.store().sync_slots(dirty));
+  FLASHDIR_TRY(rig_.store().mark_clean(dirty));
+  for (SlotIndex slot : dirty) {
+    slots_[slot].dirty = false;
+    fsynced_.erase(*slots_[slot].key);
+    dirty_versions_.erase(*slots_[slot].key);
+  }
+  FLASHDIR_TRY(rig_.store().drop(cut, Durability::forced));
+  for (SlotIndex slot : cut) {
+    index_.erase(*slots_[slot].key);
+    slots_[slot] = Slot{};
+    --key_of_slot_count_;
+  }
+  // The cut pages read as zeros now: a version no slot holds.
+  for (auto& [key, version] : backing_) {
+    if (key.first == file && key.second >= from_page) version = next_version_++;
   }
   return Status::ok();
 }

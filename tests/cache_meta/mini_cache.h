@@ -1,6 +1,6 @@
 // A minimal cache over the metadata store, for crash tests and figures: what the engine does
 // with slots (admission on read miss and write, eviction by a clock hand with write-back of
-// dirty victims, in-place overwrites, fsync, invalidation of a changed file), without files or
+// dirty victims, in-place overwrites, fsync, truncation, invalidation of a changed file), without files or
 // threads, and beside it a reference model of what any recovered slot may hold.
 //
 // Data versions: every write of a file page makes a new global version; a slot's bytes name
@@ -63,6 +63,8 @@ class MiniCache {
   Status write(std::uint64_t file, std::uint64_t first_page, std::uint32_t count, bool write_back);
   Status fsync(std::uint64_t file);
   Status invalidate(std::uint64_t file);
+  // The file is cut to `from_page` pages (dirty pages written back first).
+  Status truncate(std::uint64_t file, std::uint64_t from_page);
   // Fills `keys` into newly allocated slots (one run when the hand gives consecutive slots).
   Status admit(const std::vector<Key>& keys, const std::vector<std::uint64_t>& versions, bool dirty);
   Status overwrite(cache::SlotIndex slot, std::uint64_t version, bool dirty);

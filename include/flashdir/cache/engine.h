@@ -88,8 +88,8 @@ struct EngineStats {
   std::uint64_t backing_errors = 0;
   std::uint64_t metadata_writes = 0;         // metadata pages written to the chip
   std::uint64_t metadata_entries_written = 0;  // entries carried by those writes (batching)
-  std::uint64_t ram_index_bytes = 0;         // slot table + index + per-file state, measured
-  double ram_bytes_per_cached_page = 0;      // ram_index_bytes / capacity_pages
+  std::uint64_t ram_index_bytes = 0;         // slot table, index, per-file state, metadata entries, measured
+  double ram_bytes_per_cached_page = 0;      // ram_index_bytes / cached_pages (0 when empty)
   RestartReport restart;
 
   double hit_ratio() const;

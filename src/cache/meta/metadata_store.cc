@@ -86,7 +86,6 @@ MetadataStore::MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme 
       layout_(layout),
       scheme_(scheme),
       entries_(layout.slot_count),
-      chip_flags_(layout.slot_count, 0),
       page_updates_(layout.metadata_pages, 0),
       window_(format::kMetadataWindowCapacity),
       page_buffer_(layout.page_size_bytes) {}
@@ -216,12 +215,12 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
     const auto& entries = pages[p]->entries;
     for (std::uint32_t i = 0; i < entries.size(); ++i) {
       const SlotIndex slot = first + i;
-      chip_flags_[slot] = entries[i].flags;
+      entries_[slot].chip_flags = entries[i].flags;
       switch (meta::judge(chip, scheme_, p, entries[i])) {
         case meta::Verdict::empty: break;
         case meta::Verdict::usable: {
-          entries_[slot] = {entries[i].file_id, entries[i].page_no << 8 |
-                                                    static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting)};
+          set_entry(slot, entries[i].file_id, entries[i].page_no,
+                    static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting));
           const SlotEntry entry{entries[i].file_id, entries[i].page_no, entries[i].dirty()};
           out.usable.push_back({slot, entry});
           out.dirty += entry.dirty ? 1 : 0;
@@ -276,7 +275,7 @@ void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::
       kept.push_back(r);
       continue;
     }
-    entries_[r.slot] = Entry{};
+    clear_entry(r.slot);
     out.dirty -= r.entry.dirty ? 1 : 0;
     ++out.dropped;
     ++out.duplicates;
@@ -304,6 +303,27 @@ Status MetadataStore::check_slot(SlotIndex slot) const {
 
 void MetadataStore::note_update(std::uint32_t page) { ++page_updates_[page]; }
 
+void MetadataStore::set_entry(SlotIndex slot, std::uint64_t file_id, std::uint64_t page_no, std::uint8_t flags) {
+  Entry& e = entries_[slot];
+  if (e.file_ref == 0 || file_of(e) != file_id) {
+    const std::uint32_t ref = file_refs_.acquire(file_id);
+    if (e.file_ref != 0) file_refs_.release(e.file_ref);
+    e.file_ref = ref;
+  }
+  e.page_low = static_cast<std::uint32_t>(page_no);
+  e.page_high = static_cast<std::uint16_t>(page_no >> 32);
+  e.flags = flags;
+}
+
+void MetadataStore::clear_entry(SlotIndex slot) {
+  Entry& e = entries_[slot];
+  if (e.file_ref != 0) file_refs_.release(e.file_ref);
+  e.file_ref = 0;
+  e.page_low = 0;
+  e.page_high = 0;
+  e.flags = 0;
+}
+
 Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   FLASHDIR_TRY(check_alive());
   format::MetadataPageHeader header;
@@ -317,7 +337,7 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   encode_scratch_.resize(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const Entry& e = entries_[first + i];
-    encode_scratch_[i] = (e.flags() & flag::kValid) ? MetadataEntry{e.file_id, e.page_no(), e.flags()} : MetadataEntry{};
+    encode_scratch_[i] = (e.flags & flag::kValid) ? MetadataEntry{file_of(e), e.page_no(), e.flags} : MetadataEntry{};
   }
   format::encode_metadata_page(header, encode_scratch_, page_buffer_);
   auto written = ftl_.write(Lpn(page), 1, page_buffer_, WriteHint::hot, Durability::forced);
@@ -327,11 +347,11 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   ++counters_.metadata_writes;
   counters_.entries_written += page_updates_[page];
   page_updates_[page] = 0;
-  for (std::uint32_t i = 0; i < count; ++i) chip_flags_[first + i] = encode_scratch_[i].flags;
+  for (std::uint32_t i = 0; i < count; ++i) entries_[first + i].chip_flags = encode_scratch_[i].flags;
   // The drops this page now records on the chip: their data may go.
   std::vector<SlotIndex> trims;
   for (const meta::PendingDrop& d : pending_drops_.take(page)) {
-    if (!(entries_[d.slot].flags() & flag::kValid)) trims.push_back(d.slot);
+    if (!(entries_[d.slot].flags & flag::kValid)) trims.push_back(d.slot);
   }
   return trim_runs(std::move(trims));
 }
@@ -362,8 +382,8 @@ Status MetadataStore::make_data_durable(std::vector<SlotIndex> slots) {
 void MetadataStore::finish(SlotIndex slot) {
   const std::uint32_t page = layout_.page_of(slot);
   Entry& e = entries_[slot];
-  if (e.flags() & flag::kWriting) {
-    e.set_flags(e.flags() & ~flag::kWriting);
+  if (e.flags & flag::kWriting) {
+    e.flags = static_cast<std::uint8_t>(e.flags & ~flag::kWriting);
     note_update(page);  // the confirmation, carried by the page's next write
   }
   unfinished_.erase(slot);
@@ -406,18 +426,18 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
     if (auto holder = pending_drops_.page_holding(w.entry.file_id, w.entry.page_no)) pages.push_back(*holder);
     std::uint8_t flags = flag::kValid | (w.entry.dirty ? flag::kDirty : 0);
     const Entry& old = entries_[w.slot];
-    const bool same_page = (old.flags() & flag::kValid) && old.file_id == w.entry.file_id &&
+    const bool same_page = (old.flags & flag::kValid) && file_of(old) == w.entry.file_id &&
                            old.page_no() == w.entry.page_no;
     // A dirty write over the same file page, whose entry is on the chip and finished: after a
     // cut the FTL holds the old or the new data, both versions of that page the cache may
     // write back, so the entry needs no WRITING (and dropping it would lose an fsync'd older
     // version). The chip must say DIRTY before the data lands: clean -> dirty writes it first.
-    const bool dirty_in_place = same_page && w.entry.dirty && !(old.flags() & flag::kWriting) &&
-                                (chip_flags_[w.slot] & flag::kValid) && !(chip_flags_[w.slot] & flag::kWriting);
+    const bool dirty_in_place = same_page && w.entry.dirty && !(old.flags & flag::kWriting) &&
+                                (old.chip_flags & flag::kValid) && !(old.chip_flags & flag::kWriting);
     switch (scheme_) {
       case MetadataScheme::lufuw:
         if (dirty_in_place) {
-          if (!(chip_flags_[w.slot] & flag::kDirty)) pages.push_back(page);
+          if (!(old.chip_flags & flag::kDirty)) pages.push_back(page);
           break;
         }
         while (window_.needs_room_for(page)) FLASHDIR_TRY(force_oldest());
@@ -435,11 +455,11 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
       case MetadataScheme::write_update:
         // A dirty entry on the chip is trusted after a crash: it must stop describing this
         // slot before other data lands in it. Dirty over the same page stays dirty: no write.
-        if ((chip_flags_[w.slot] & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
+        if ((old.chip_flags & flag::kDirty) && !(same_page && w.entry.dirty)) pages.push_back(page);
         break;
     }
-    if (dirty_in_place && old.flags() == flags && scheme_ != MetadataScheme::update_write_update) continue;
-    entries_[w.slot] = {w.entry.file_id, w.entry.page_no << 8 | flags};
+    if (dirty_in_place && old.flags == flags && scheme_ != MetadataScheme::update_write_update) continue;
+    set_entry(w.slot, w.entry.file_id, w.entry.page_no, flags);
     note_update(page);
   }
   // The clean mark goes before any data changes under it.
@@ -476,7 +496,7 @@ Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::ui
       std::vector<SlotIndex> turned_dirty;
       for (SlotIndex slot : slots) {
         const Entry& e = entries_[slot];
-        if ((e.flags() & flag::kDirty) && !(chip_flags_[slot] & flag::kDirty)) turned_dirty.push_back(slot);
+        if ((e.flags & flag::kDirty) && !(e.chip_flags & flag::kDirty)) turned_dirty.push_back(slot);
       }
       FLASHDIR_TRY(make_data_durable(turned_dirty));
       std::vector<std::uint32_t> pages;
@@ -504,8 +524,8 @@ Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {
   for (SlotIndex slot : slots) {
     FLASHDIR_TRY(check_slot(slot));
     Entry& e = entries_[slot];
-    if (!(e.flags() & flag::kValid) || !(e.flags() & flag::kDirty)) continue;
-    e.set_flags(e.flags() & ~flag::kDirty);
+    if (!(e.flags & flag::kValid) || !(e.flags & flag::kDirty)) continue;
+    e.flags = static_cast<std::uint8_t>(e.flags & ~flag::kDirty);
     note_update(layout_.page_of(slot));
     // Forced in every scheme: a dirty entry left on the chip would be written back after a
     // crash, over whatever the backing file holds by then.
@@ -519,7 +539,7 @@ Status MetadataStore::sync_slots(std::span<const SlotIndex> slots) {
   std::vector<SlotIndex> valid;
   for (SlotIndex slot : slots) {
     FLASHDIR_TRY(check_slot(slot));
-    if (!(entries_[slot].flags() & flag::kValid)) continue;
+    if (!(entries_[slot].flags & flag::kValid)) continue;
     if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == 0) {
       return Status::invalid_argument(fmt::format("sync of slot {} while its data write is in flight", slot));
     }
@@ -545,15 +565,15 @@ Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durabili
   std::vector<SlotIndex> unfinished;
   for (SlotIndex slot : slots) {
     Entry& e = entries_[slot];
-    if (!(e.flags() & flag::kValid)) continue;
+    if (!(e.flags & flag::kValid)) continue;
     const std::uint32_t page = layout_.page_of(slot);
     // An unfinished write's entry leaves the window only once the chip no longer holds it as
     // VALID; a dirty entry must not survive on the chip (it would be written back).
     const bool was_unfinished = unfinished_.contains(slot);
     if (was_unfinished) unfinished.push_back(slot);
-    if (was_unfinished || (chip_flags_[slot] & flag::kDirty)) must_write.push_back(page);
-    pending_drops_.add(page, {slot, e.file_id, e.page_no()});
-    e = Entry{};
+    if (was_unfinished || (e.chip_flags & flag::kDirty)) must_write.push_back(page);
+    pending_drops_.add(page, {slot, file_of(e), e.page_no()});
+    clear_entry(slot);
     note_update(page);
     pages.push_back(page);
   }
@@ -608,15 +628,21 @@ Status MetadataStore::close_clean() {
 // ---------------------------------------------------------------------------------------------
 // Inspection
 
+std::size_t MetadataStore::ram_bytes() const {
+  return entries_.capacity() * sizeof(Entry) + file_refs_.ram_bytes() + page_updates_.capacity() * sizeof(std::uint32_t) +
+         unfinished_.bucket_count() * (1 + sizeof(std::pair<const SlotIndex, std::uint64_t>)) +
+         pending_drops_.ram_bytes();
+}
+
 std::optional<SlotEntry> MetadataStore::entry(SlotIndex slot) const {
   if (slot >= layout_.slot_count) return std::nullopt;
   const Entry& e = entries_[slot];
-  if (!(e.flags() & flag::kValid)) return std::nullopt;
-  return SlotEntry{e.file_id, e.page_no(), (e.flags() & flag::kDirty) != 0};
+  if (!(e.flags & flag::kValid)) return std::nullopt;
+  return SlotEntry{file_of(e), e.page_no(), (e.flags & flag::kDirty) != 0};
 }
 
 bool MetadataStore::writing(SlotIndex slot) const {
-  return slot < layout_.slot_count && (entries_[slot].flags() & flag::kWriting) != 0;
+  return slot < layout_.slot_count && (entries_[slot].flags & flag::kWriting) != 0;
 }
 
 }  // namespace flashdir::cache

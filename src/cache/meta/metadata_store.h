@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "cache/meta/file_refs.h"
 #include "cache/meta/pending_drops.h"
 #include "cache/meta/unfinished_window.h"
 #include "flashdir/cache/options.h"
@@ -151,8 +152,12 @@ class MetadataStore {
   std::optional<SlotEntry> entry(SlotIndex slot) const;
   bool writing(SlotIndex slot) const;
   std::vector<std::uint32_t> window_pages() const { return window_.pages(); }
-  // RAM the store holds per slot, for the engine's bytes-per-cached-page figure.
-  static constexpr std::size_t kRamBytesPerSlot = 17;
+  // The key of a slot whose entry is valid in RAM, read by the engine's index (which keeps no
+  // copy of it); unspecified for other slots.
+  std::uint64_t file_id_of(SlotIndex slot) const { return file_of(entries_[slot]); }
+  std::uint64_t page_no_of(SlotIndex slot) const { return entries_[slot].page_no(); }
+  // RAM the store holds, measured from its containers (the engine's bytes-per-page figure).
+  std::size_t ram_bytes() const;
   // Buffered drops waiting for their page's next write before the store writes those pages
   // itself (so that evicted slots do not stay untrimmed for long).
   static constexpr std::size_t kMaxPendingDrops = 1024;
@@ -160,15 +165,23 @@ class MetadataStore {
  private:
   MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
 
-  // RAM entry: file id and (page number << 8 | flags), 16 bytes a slot.
+  // RAM entry, 12 bytes a slot: the file's number (FileRefs), the page number (48 bits), the
+  // entry's flags in RAM and its flags as last written to the chip.
   struct Entry {
-    std::uint64_t file_id = 0;
-    std::uint64_t page_and_flags = 0;
-    std::uint8_t flags() const { return static_cast<std::uint8_t>(page_and_flags & 0xFF); }
-    std::uint64_t page_no() const { return page_and_flags >> 8; }
-    void set_flags(std::uint8_t flags) { page_and_flags = (page_and_flags & ~std::uint64_t{0xFF}) | flags; }
+    std::uint32_t file_ref = 0;  // 0: no file
+    std::uint32_t page_low = 0;
+    std::uint16_t page_high = 0;
+    std::uint8_t flags = 0;
+    std::uint8_t chip_flags = 0;
+    std::uint64_t page_no() const { return std::uint64_t{page_high} << 32 | page_low; }
   };
-  static_assert(sizeof(Entry) == 16);
+  static_assert(sizeof(Entry) == 12);
+
+  // A new entry for `slot` in RAM (what the chip holds for it stays as it was); clear_entry
+  // empties it. The only writers of an entry's file and page, so that FileRefs counts right.
+  void set_entry(SlotIndex slot, std::uint64_t file_id, std::uint64_t page_no, std::uint8_t flags);
+  void clear_entry(SlotIndex slot);
+  std::uint64_t file_of(const Entry& e) const { return file_refs_.file_id(e.file_ref); }
 
   Status write_page(std::uint32_t page, bool clean_mark = false);
   Status write_pages(std::vector<std::uint32_t> pages);
@@ -193,7 +206,7 @@ class MetadataStore {
   MetadataScheme scheme_;
   std::uint32_t page_size_bytes_ = 0;
   std::vector<Entry> entries_;
-  std::vector<std::uint8_t> chip_flags_;   // each entry's flags as last written to the chip
+  meta::FileRefs file_refs_;
   std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
   meta::UnfinishedWindow window_;
   // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).

@@ -62,4 +62,11 @@ std::vector<std::uint32_t> PendingDrops::all_pages() const {
   return pages;
 }
 
+std::size_t PendingDrops::ram_bytes() const {
+  std::size_t bytes = by_page_.bucket_count() * (1 + sizeof(decltype(by_page_)::value_type)) +
+                      page_by_key_.bucket_count() * (1 + sizeof(decltype(page_by_key_)::value_type));
+  for (const auto& [page, drops] : by_page_) bytes += drops.capacity() * sizeof(PendingDrop);
+  return bytes;
+}
+
 }  // namespace flashdir::cache::meta

@@ -35,6 +35,8 @@ class PendingDrops {
   std::vector<std::uint32_t> pages_of_file(std::uint64_t file_id) const;
   std::vector<std::uint32_t> all_pages() const;
   std::size_t size() const { return count_; }
+  // RAM held, measured from the containers (bounded: the store caps the pending drops).
+  std::size_t ram_bytes() const;
 
  private:
   absl::flat_hash_map<std::uint32_t, std::vector<PendingDrop>> by_page_;

@@ -1,0 +1,37 @@
+#include "cache/meta/file_refs.h"
+
+#include <cassert>
+
+namespace flashdir::cache::meta {
+
+std::uint32_t FileRefs::acquire(std::uint64_t file_id) {
+  auto [it, inserted] = by_id_.try_emplace(file_id, 0);
+  if (inserted) {
+    if (free_.empty()) {
+      it->second = static_cast<std::uint32_t>(files_.size());
+      files_.push_back({file_id, 0});
+    } else {
+      it->second = free_.back();
+      free_.pop_back();
+      files_[it->second] = {file_id, 0};
+    }
+  }
+  ++files_[it->second].holders;
+  return it->second;
+}
+
+void FileRefs::release(std::uint32_t ref) {
+  File& file = files_[ref];
+  assert(ref != 0 && file.holders > 0);
+  if (--file.holders > 0) return;
+  by_id_.erase(file.file_id);
+  file = File{};
+  free_.push_back(ref);
+}
+
+std::size_t FileRefs::ram_bytes() const {
+  return files_.capacity() * sizeof(File) + free_.capacity() * sizeof(std::uint32_t) +
+         by_id_.bucket_count() * (1 + sizeof(std::pair<const std::uint64_t, std::uint32_t>));
+}
+
+}  // namespace flashdir::cache::meta

@@ -1,0 +1,35 @@
+// Small numbers for the file ids that slot entries name, so that an entry in RAM takes 4 bytes
+// for its file instead of 8 (MetadataStore; doc/cache.md "Slots and replacement"). A number
+// lives while some entry holds it and is reused after; the chip always gets the 64-bit id.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace flashdir::cache::meta {
+
+class FileRefs {
+ public:
+  // The number of `file_id` (taken for one more holder). Never 0: 0 means "no file".
+  std::uint32_t acquire(std::uint64_t file_id);
+  // One holder of `ref` let it go; the last one frees the number.
+  void release(std::uint32_t ref);
+  std::uint64_t file_id(std::uint32_t ref) const { return files_[ref].file_id; }
+  std::size_t size() const { return by_id_.size(); }
+  // RAM held, measured from the containers.
+  std::size_t ram_bytes() const;
+
+ private:
+  struct File {
+    std::uint64_t file_id = 0;
+    std::uint32_t holders = 0;
+  };
+  std::vector<File> files_{File{}};  // by number; number 0 is never handed out
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> by_id_;
+  std::vector<std::uint32_t> free_;  // numbers to reuse
+};
+
+}  // namespace flashdir::cache::meta
