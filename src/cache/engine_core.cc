@@ -354,12 +354,19 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   for (std::uint64_t page = first_page; page <= last_page;) {
     const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
     pages.resize(std::size_t{kMaxRunPages + options_.read_ahead_pages} * page_size_);
+    const std::uint64_t run_start = page * page_size_;
+    // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
+    const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
+    const bool direct = direct_pages > 0;
     std::uint32_t served = 0;
     std::uint32_t missing = 0;
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      auto hit = read_cached_run(file.file_id, page, wanted, pages);
+      auto hit = direct ? read_cached_run(file.file_id, page,
+                                          static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
+                                          out.subspan(run_start - offset))
+                        : read_cached_run(file.file_id, page, wanted, pages);
       if (!hit.is_ok()) return hit.status();
       served = *hit;
       if (served == 0) {
@@ -371,6 +378,10 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
     }
     if (served > 0) {
       counters_.read_hit_pages += served;
+      if (direct) {
+        page += served;
+        continue;
+      }
     } else {
       const std::size_t bytes = std::size_t{missing} * page_size_;
       std::fill_n(pages.begin(), bytes, std::uint8_t{0});
@@ -397,7 +408,6 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
       }
     }
     // Copy the part of the served pages the caller asked for.
-    const std::uint64_t run_start = page * page_size_;
     const std::uint64_t from = std::max(offset, run_start);
     const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
     std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);

@@ -2,6 +2,7 @@
 // that keeps the RAM budget and the durable watermark.
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <fmt/format.h>
 
 #include "mapcache/entry_cache.h"
@@ -291,7 +292,16 @@ Status FtlCore::trim(Lpn first, std::uint32_t count) {
   FLASHDIR_TRY(check_range("trim", first, count));
   const std::uint64_t started = clock_.now_ns();
   ram_->note_access(first, count, Access::write);
+  std::optional<std::uint64_t> room_made_for;
   for (std::uint32_t i = 0; i < count; ++i) {
+    // A translation page the trim dirties takes a page of flash when the mapping cache writes
+    // it back: GC makes room first, as it does for a write's data (ensure_free_blocks counts
+    // dirty translation pages as spent). Without it, a long run of trims (a cache dropping its
+    // clean slots at restart) used up the free blocks and stopped the device.
+    if (const std::uint64_t tpn = layout_.tpn_of(first + i); tpn != room_made_for) {
+      FLASHDIR_TRY(ensure_free_blocks(0));
+      room_made_for = tpn;
+    }
     // The buffered writes never reached flash; until the trim does, flash shows what preceded
     // them, so they stay pending (not durable) until the next flush.
     if (auto dropped = ram_->drop(first + i)) trimmed_pending_.push_back(*dropped);

@@ -171,3 +171,37 @@ TEST_CASE("a flush writes back more translation pages than the GC reserve holds"
     CHECK(read_version(**ftl, g, lpn) == version[lpn]);
   }
 }
+
+TEST_CASE("trims that dirty every translation page again and again have GC make room", "[ftl]") {
+  // Found by a cache restart that trimmed every clean slot: each trim dirtied a translation
+  // page, the small mapping cache wrote them back one after the other, and with no GC on the
+  // trim path they used up the free blocks ("no free block left for the translation frontier").
+  const auto scheme = GENERATE(format::MappingScheme::cftl, format::MappingScheme::dftl);
+  const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
+  INFO("scheme " << format::mapping_scheme_name(scheme) << ", RAM " << format::ram_policy_name(ram));
+  const Geometry g = small_ftl_geometry(1024);
+  TestChip chip(Backend::memory, g);
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), small_cache_options(scheme, format::GcPolicy::dual_greedy, ram));
+  REQUIRE_OK(ftl);
+  const std::uint64_t L = (*ftl)->logical_pages();
+  const std::uint64_t entries = g.page_size_bytes / 4;
+  for (std::uint64_t lpn = 0; lpn < L; lpn += g.pages_per_block) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(g.pages_per_block, L - lpn));
+    REQUIRE_OK((*ftl)->write(Lpn(lpn), count, run_data(g, lpn, count, 1)));
+  }
+  REQUIRE_OK((*ftl)->flush());
+  // Rounds of one trim per translation page: translation writes worth a quarter of the chip,
+  // more than all its spare blocks.
+  const std::uint64_t rounds = 64;
+  REQUIRE(rounds < entries);
+  REQUIRE(rounds * (L / entries) > g.block_count * g.pages_per_block / 4);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    for (std::uint64_t lpn = round; lpn < L; lpn += entries) REQUIRE_OK((*ftl)->trim(Lpn(lpn), 1));
+  }
+  REQUIRE_OK((*ftl)->flush());
+  CHECK((*ftl)->stats().gc_runs > 0);
+  for (std::uint64_t lpn = 0; lpn < L; lpn += 3) {
+    INFO("LPN " << lpn);
+    CHECK(read_version(**ftl, g, lpn) == (lpn % entries < rounds ? 0u : 1u));
+  }
+}

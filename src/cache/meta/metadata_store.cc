@@ -396,15 +396,30 @@ Status MetadataStore::force_oldest() {
   for (SlotIndex slot : slots) {
     if (unfinished_.at(slot) == 0) {
       return Status::invalid_argument(fmt::format(
-          "the metadata window is full of writes whose data is not written yet (slot {}): a batch touches more than {} "
-          "metadata pages",
-          slot, format::kMetadataWindowCapacity - 1));
+          "the metadata window is full and its oldest page holds slot {}, whose data write has not happened yet "
+          "(a batch registered while another was in flight)",
+          slot));
     }
   }
   FLASHDIR_TRY(make_data_durable(slots));
   for (SlotIndex slot : slots) finish(slot);
   counters_.window_forced += slots.size();
   return write_page(page);
+}
+
+Status MetadataStore::make_window_room(std::vector<std::uint32_t> pages) {
+  pages = sorted_unique(std::move(pages));
+  if (pages.size() > window_.capacity()) {
+    return Status::invalid_argument(fmt::format("a batch of data writes touches {} metadata pages, more than the {} of the window",
+                                                pages.size(), window_.capacity()));
+  }
+  for (;;) {
+    const auto absent = static_cast<std::size_t>(
+        std::count_if(pages.begin(), pages.end(), [&](std::uint32_t page) { return !window_.contains(page); }));
+    if (window_.size() + absent <= window_.capacity()) return Status::ok();
+    // A forced page of the batch leaves the window and is counted absent on the next turn.
+    FLASHDIR_TRY(force_oldest());
+  }
 }
 
 Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
@@ -416,6 +431,11 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
       return Status::invalid_argument(fmt::format("page number {} of file {} is beyond the metadata format's 2^48",
                                                   w.entry.page_no, w.entry.file_id));
     }
+  }
+  if (scheme_ == MetadataScheme::lufuw) {
+    std::vector<std::uint32_t> batch_pages;
+    for (const SlotWrite& w : writes) batch_pages.push_back(layout_.page_of(w.slot));
+    FLASHDIR_TRY(make_window_room(std::move(batch_pages)));
   }
   for (const SlotWrite& w : writes) {
     const std::uint32_t page = layout_.page_of(w.slot);
@@ -440,7 +460,7 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
           if (!(old.chip_flags & flag::kDirty)) pages.push_back(page);
           break;
         }
-        while (window_.needs_room_for(page)) FLASHDIR_TRY(force_oldest());
+        assert(!window_.needs_room_for(page));
         window_.add(page, w.slot);
         flags |= flag::kWriting;
         unfinished_[w.slot] = 0;
@@ -474,7 +494,10 @@ Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::ui
   switch (scheme_) {
     case MetadataScheme::lufuw:
       for (SlotIndex slot : slots) {
-        if (auto it = unfinished_.find(slot); it != unfinished_.end()) it->second = ftl_seq;
+        if (auto it = unfinished_.find(slot); it != unfinished_.end()) {
+          it->second = ftl_seq;
+          written_order_.emplace_back(ftl_seq, slot);
+        }
       }
       on_durable(ftl_.durable_seq());
       return Status::ok();
@@ -508,14 +531,13 @@ Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::ui
 }
 
 void MetadataStore::on_durable(std::uint64_t durable_seq) {
-  if (scheme_ != MetadataScheme::lufuw || unfinished_.empty()) return;
-  std::vector<SlotIndex> finished;
-  for (const auto& [slot, seq] : unfinished_) {
-    if (seq != 0 && seq <= durable_seq) finished.push_back(slot);
+  if (scheme_ != MetadataScheme::lufuw) return;
+  while (!written_order_.empty() && written_order_.front().first <= durable_seq) {
+    const auto [seq, slot] = written_order_.front();
+    written_order_.pop_front();
+    // Skipped: a slot finished otherwise (fsync, drop, a forced window) or written again since.
+    if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == seq) finish(slot);
   }
-  // In slot order, so that a run is deterministic whatever the hash map's order.
-  std::sort(finished.begin(), finished.end());
-  for (SlotIndex slot : finished) finish(slot);
 }
 
 Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {
@@ -631,6 +653,7 @@ Status MetadataStore::close_clean() {
 std::size_t MetadataStore::ram_bytes() const {
   return entries_.capacity() * sizeof(Entry) + file_refs_.ram_bytes() + page_updates_.capacity() * sizeof(std::uint32_t) +
          unfinished_.bucket_count() * (1 + sizeof(std::pair<const SlotIndex, std::uint64_t>)) +
+         written_order_.size() * sizeof(std::pair<std::uint64_t, SlotIndex>) +
          pending_drops_.ram_bytes();
 }
 

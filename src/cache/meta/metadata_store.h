@@ -20,14 +20,16 @@
 //
 // Calling protocol for a data write (a write or a read-miss fill) of slots S:
 //   before_data_write(S) -> ftl.write(data) -> after_data_write(S, seq); on_durable() whenever
-//   the FTL's durable watermark may have moved (after any FTL call). Between a write's
-//   before_data_write and after_data_write at most 62 other metadata pages may be registered.
+//   the FTL's durable watermark may have moved (after any FTL call). A batch S touches at most
+//   63 metadata pages; between its before_data_write and after_data_write no other batch may
+//   register (the window could not make room past its unwritten data).
 //
 // Thread safety: none. The engine calls it only under its FTL lock. After an error from the
 // FTL (a power cut) every later call fails: reopen.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -187,6 +189,10 @@ class MetadataStore {
   Status write_pages(std::vector<std::uint32_t> pages);
   // Programs the data of `slots` if it still sits in the device RAM (one call per LPN run).
   Status make_data_durable(std::vector<SlotIndex> slots);
+  // Room in the window for every page of a batch, made before any write of the batch
+  // registers: a page already in the window may be its oldest, and forcing it once it holds a
+  // write of the batch (data not written yet) would be impossible.
+  Status make_window_room(std::vector<std::uint32_t> pages);
   // Makes room in the window: the oldest page's writes are completed (their data programmed
   // if it still sits in the device RAM) and the page written with the confirmations.
   Status force_oldest();
@@ -211,6 +217,10 @@ class MetadataStore {
   meta::UnfinishedWindow window_;
   // Unfinished writes: slot -> FTL sequence of its data (0 before after_data_write).
   absl::flat_hash_map<SlotIndex, std::uint64_t> unfinished_;
+  // The unfinished writes as (FTL sequence, slot) in the order their data was written, which is
+  // the order the durable watermark reaches them: on_durable finishes a prefix instead of
+  // walking every unfinished slot (65% of a 4 KiB write-back write's time when it did).
+  std::deque<std::pair<std::uint64_t, SlotIndex>> written_order_;
   meta::PendingDrops pending_drops_;
   std::uint64_t sequence_ = 0;
   bool clean_mark_on_chip_ = false;
