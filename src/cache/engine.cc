@@ -38,6 +38,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"evicted_pages", s.evicted_pages},
       {"written_back_pages", s.written_back_pages},
       {"writer_waits", s.writer_waits},
+      {"commits", s.commits},
       {"corrupt_pages", s.corrupt_pages},
       {"stale_drops", s.stale_drops},
       {"backing_errors", s.backing_errors},
@@ -91,6 +92,7 @@ Status Engine::renamed(std::string_view from, std::string_view to) { return core
 Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file); }
+Status Engine::commit() { return core_->commit(); }
 Result<std::uint64_t> Engine::size(FileHandle file) { return core_->size(file); }
 std::optional<std::uint64_t> Engine::open_file_size(std::string_view relative_path) {
   return core_->open_file_size(relative_path);

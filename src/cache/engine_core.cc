@@ -66,10 +66,14 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
   FLASHDIR_TRY(catalog.put_options_text(options.to_json()));
   core->restart_.seconds = seconds_since(start);
   if (options.write_mode == WriteMode::write_back) core->flusher_ = std::thread([raw = core.get()] { raw->run_flusher(); });
+  if (options.commit_interval_ms > 0) core->committer_ = std::thread([raw = core.get()] { raw->run_committer(); });
   return core;
 }
 
-EngineCore::~EngineCore() { stop_flusher(); }
+EngineCore::~EngineCore() {
+  stop_committer();
+  stop_flusher();
+}
 
 Status EngineCore::recover(const RecoveredSlots& recovered) {
   restart_.clean_shutdown = recovered.clean_shutdown;
@@ -597,6 +601,7 @@ Status EngineCore::fsync(FileHandle handle) {
 }
 
 Status EngineCore::close() {
+  stop_committer();
   stop_flusher();
   std::lock_guard names(namespace_mutex_);
   std::vector<std::shared_ptr<FileState>> dirty;
@@ -718,6 +723,7 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
       if (admitted[w]) slots_->insert(writes[w].slot);
     auto seq = ftl_.write(layout_.data_lpn(batch.front().slot), run, bytes);
     if (!seq.is_ok()) return fail(seq.status());
+    last_data_seq_ = *seq;
     if (Status s = store_->after_data_write(run_slots, *seq); !s.is_ok()) return fail(s);
     store_->on_durable(ftl_.durable_seq());
     if (dirty)
@@ -808,6 +814,7 @@ EngineStats EngineCore::stats() const {
   s.backing_errors = counters_.backing_errors;
   s.written_back_pages = counters_.written_back_pages;
   s.writer_waits = counters_.writer_waits;
+  s.commits = counters_.commits;
   s.restart = restart_;
   {
     std::shared_lock handles(handles_mutex_);

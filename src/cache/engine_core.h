@@ -41,6 +41,7 @@ class EngineCore {
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
   Status write_back(FileHandle handle);
+  Status commit();
   Result<std::uint64_t> size(FileHandle handle);
   std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   Status release(FileHandle handle);
@@ -65,7 +66,7 @@ class EngineCore {
     std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
         write_requests{0}, written_pages{0}, admitted_pages{0}, cutoff_bypassed_pages{0}, not_promoted_pages{0},
         evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0}, written_back_pages{0},
-        writer_waits{0};
+        writer_waits{0}, commits{0};
   };
 
   Status recover(const RecoveredSlots& recovered);
@@ -94,6 +95,9 @@ class EngineCore {
   Status flush_file_locked(FileState& file, std::size_t max_pages);
   void run_flusher();
   void stop_flusher();
+  // The committer thread (commit.cc): commit() every options_.commit_interval_ms.
+  void run_committer();
+  void stop_committer();
   // Under cache_mutex_: puts `count` pages of data (page-sized pieces) into the cache: cached
   // pages are rewritten in place, the others take new slots (evicting by CLOCK). Dirty pages
   // (write-back) stop at the first page that finds no clean slot to take; the pages stored
@@ -147,6 +151,14 @@ class EngineCore {
   bool stopping_ = false;
   Status flush_error_;
   std::thread flusher_;
+
+  // The FTL sequence of the newest data write (guarded by cache_mutex_): a commit has work
+  // while the durable watermark is behind it.
+  std::uint64_t last_data_seq_ = 0;
+  std::mutex committer_mutex_;  // guards committer_stopping_ only; never held with another lock
+  std::condition_variable committer_wake_;
+  bool committer_stopping_ = false;
+  std::thread committer_;
 
   Counters counters_;
   RestartReport restart_;

@@ -58,6 +58,7 @@ Status EngineOptions::validate() const {
     return Status::invalid_argument("dirty_low_watermark_percent must be below dirty_high_watermark_percent");
   if (flush_batch_pages == 0) return Status::invalid_argument("flush_batch_pages must be positive");
   if (read_ahead_pages > 1024) return Status::invalid_argument("read_ahead_pages is at most 1024");
+  if (commit_interval_ms > 3'600'000) return Status::invalid_argument("commit_interval_ms is at most an hour (3600000)");
   return Status::ok();
 }
 
@@ -73,6 +74,7 @@ std::string EngineOptions::to_json() const {
       {"dirty_high_watermark_percent", dirty_high_watermark_percent},
       {"dirty_low_watermark_percent", dirty_low_watermark_percent},
       {"flush_batch_pages", flush_batch_pages},
+      {"commit_interval_ms", commit_interval_ms},
   };
   return json.dump();
 }

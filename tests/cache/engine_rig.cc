@@ -10,14 +10,15 @@
 
 namespace flashdir::testing {
 
-EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format::RamPolicy ram)
+EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format::RamPolicy ram,
+                     std::uint64_t device_ram_bytes)
     : options_(options),
       backing_dir_(dir_ / "backing"),
       geometry_(small_ftl_geometry(blocks)),
       chip_(Backend::memory, geometry_),
       ftl_options_(small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy, ram)) {
   std::filesystem::create_directory(backing_dir_);
-  ftl_options_.ram.budget_bytes = 4096;
+  ftl_options_.ram.budget_bytes = device_ram_bytes;
   auto ftl = Ftl::format(chip_.chip(), chip_.clock(), ftl_options_);
   REQUIRE(ftl.is_ok());
   ftl_ = std::move(ftl).value();
@@ -37,7 +38,10 @@ EngineRig::~EngineRig() {
 }
 
 Status EngineRig::open_engine() {
-  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options_);
+  // Commits only when a test calls Engine::commit: what a cut keeps must not depend on timing.
+  cache::EngineOptions options = options_;
+  options.commit_interval_ms = 0;
+  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options);
   if (!engine.is_ok()) return engine.status();
   engine_ = std::move(engine).value();
   return Status::ok();

@@ -18,8 +18,10 @@ namespace flashdir::testing {
 
 class EngineRig {
  public:
+  // The engine never commits in the background (commit_interval_ms is taken as 0): tests call
+  // Engine::commit where they want one.
   explicit EngineRig(cache::EngineOptions options = {}, std::uint64_t blocks = 64,
-                     format::RamPolicy ram = format::RamPolicy::tree);
+                     format::RamPolicy ram = format::RamPolicy::tree, std::uint64_t device_ram_bytes = 4096);
   ~EngineRig();
 
   cache::Engine& engine() { return *engine_; }

@@ -319,6 +319,38 @@ TEST_CASE("after a power cut LUFUW keeps the clean pages of a read-heavy workloa
   }
 }
 
+TEST_CASE("after a commit a power cut keeps every cached page, whatever the device RAM held") {
+  // A device RAM large enough to hold every fill: without a commit the cut takes them all.
+  for (auto ram : flashdir::testing::kRamPolicies) {
+    DYNAMIC_SECTION("ram policy " << static_cast<int>(ram)) {
+      EngineRig rig({}, 1024, ram, 4 << 20);
+      const std::uint32_t P = rig.page_size();
+      const auto data = pattern(300, 3000 * P + 11);
+      rig.put("f", data);
+      CHECK(rig.read_through("f", 0, data.size()) == data);
+      const auto cached = rig.engine().stats().cached_pages;
+      REQUIRE(cached > 2900);
+
+      SECTION("without a commit the fills still in the device RAM are dropped") {
+        REQUIRE(rig.power_cycle().is_ok());
+        CHECK(rig.engine().stats().restart.dropped_slots > 100);
+      }
+      SECTION("after one, every page is usable, and a second commit has nothing to do") {
+        REQUIRE(rig.engine().commit().is_ok());
+        CHECK(rig.engine().stats().commits == 1);
+        REQUIRE(rig.engine().commit().is_ok());
+        CHECK(rig.engine().stats().commits == 1);
+        REQUIRE(rig.power_cycle().is_ok());
+        const auto restart = rig.engine().stats().restart;
+        CHECK_FALSE(restart.clean_shutdown);
+        CHECK(restart.usable_slots == cached);
+        CHECK(restart.dropped_slots == 0);
+      }
+      CHECK(rig.read_through("f", 0, data.size()) == data);
+    }
+  }
+}
+
 TEST_CASE("after a power cut a file written through the engine since its last release is read fresh") {
   EngineRig rig;
   const std::uint32_t P = rig.page_size();

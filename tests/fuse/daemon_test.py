@@ -252,6 +252,44 @@ while True:
         check.check(ok, "after kill -9 every file reads as its backing file")
 
 
+def kill9_after_commit(check, top):
+    """Every few seconds the engine commits (the device RAM's pages programmed, the metadata's
+    window published): a kill -9 after a commit keeps every cached page, and the remount serves
+    the whole file from the cache."""
+    backing, mnt, cache = f"{top}/b", f"{top}/m", f"{top}/cache-commit"
+    data = os.urandom(8 << 20)
+    with open(f"{backing}/committed", "wb") as f:
+        f.write(data)
+    mount = harness.Mount(backing, mnt, cache, "seq_cutoff_read=0")
+    try:
+        with open(f"{mnt}/committed", "rb") as f:
+            check.check(f.read() == data, "commit: the file reads right through the mount")
+        cache_stats = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(f"{mnt}/.flashdir/stats.json") as f:
+                cache_stats = json.load(f)["cache"]
+            if cache_stats["commits"] >= 1:
+                break
+            time.sleep(0.2)
+        check.check(cache_stats.get("commits", 0) >= 1, "commit: the engine committed within 30 s of the reads")
+        cached = cache_stats.get("cached_pages", 0)
+        mount.kill9()
+    finally:
+        mount.stop()
+    with harness.Mount(backing, mnt, cache, "seq_cutoff_read=0"):
+        with open(f"{mnt}/committed", "rb") as f:
+            check.check(f.read() == data, "commit: after kill -9 the file reads right")
+        with open(f"{mnt}/.flashdir/stats.json") as f:
+            after = json.load(f)["cache"]
+        check.check(after["restart_clean_shutdown"] is False and after["restart_dropped_slots"] == 0 and
+                    after["restart_usable_slots"] == cached and cached >= len(data) // 4096,
+                    f"commit: kill -9 kept every cached page ({after['restart_usable_slots']} of {cached}, "
+                    f"{after['restart_dropped_slots']} dropped)")
+        check.check(after["read_miss_pages"] == 0, f"commit: the remount served the file from the cache "
+                    f"({after['read_miss_pages']} pages missed)")
+
+
 def wb_record(name, index, version):
     """One 4 KiB page (the cache's page) that names itself: a torn or foreign page shows."""
     return (f"{name}:{index:06d}:{version:08d}|".encode() * 256)[:4096]
@@ -528,7 +566,7 @@ def main():
         with open(f"{top}/b/hello", "w") as f:
             f.write("hello")
         for part in (refusals, second_daemon_and_binding, default_cache, changed_behind, backing_removed, bounded_fds,
-                     clean_unmounts, crash_report, kill9_and_remount, kill9_write_back, write_back_clean_stop, stats_command, chip_stats_account,
+                     clean_unmounts, crash_report, kill9_and_remount, kill9_after_commit, kill9_write_back, write_back_clean_stop, stats_command, chip_stats_account,
                      chip_stats_emulate, mount_helper, unprivileged_daemon):
             print(f"-- {part.__name__}", flush=True)
             part(check, top)

@@ -83,6 +83,7 @@ struct EngineStats {
   std::uint64_t evicted_pages = 0;           // each trimmed in the FTL
   std::uint64_t written_back_pages = 0;      // dirty pages written to the backing store
   std::uint64_t writer_waits = 0;            // writers that waited for the flusher (cache full of dirty)
+  std::uint64_t commits = 0;                 // commits that had work (Engine::commit, the committer)
   std::uint64_t corrupt_pages = 0;           // hits whose page failed its checksum: dropped, read from backing
   std::uint64_t stale_drops = 0;             // files found changed on open: their pages dropped
   std::uint64_t backing_errors = 0;
@@ -133,6 +134,10 @@ class Engine {
   // do in the other modes). The daemon calls it at close(2), so that the backing file holds
   // what was written through the mount (close-to-open) and its errors reach the caller.
   Status write_back(FileHandle file);
+  // Makes every write so far usable after a power cut: the FTL programs what its device RAM
+  // buffers, and the metadata says the writes finished. A background thread calls it every
+  // EngineOptions::commit_interval_ms while data is being written.
+  Status commit();
   // The file's size as the engine has it: in write-back, past the backing file's end until the
   // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.
   Result<std::uint64_t> size(FileHandle file);

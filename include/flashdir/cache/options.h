@@ -51,6 +51,11 @@ struct EngineOptions {
   std::uint8_t dirty_low_watermark_percent = 25;
   // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
   std::uint32_t flush_batch_pages = 64;
+  // Every this many milliseconds, if data was written to the cache since, the engine commits
+  // (Engine::commit): the device RAM's buffered pages are programmed and one metadata page
+  // publishes the confirmations, so that a power cut keeps every fill older than this. 0: never
+  // (data leaves the device RAM only as it fills, and a cut drops what it still held).
+  std::uint32_t commit_interval_ms = 5000;
 
   Status validate() const;
   std::string to_json() const;

@@ -343,6 +343,7 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   auto written = ftl_.write(Lpn(page), 1, page_buffer_, WriteHint::hot, Durability::forced);
   if (!written.is_ok()) return fail(written.status());
   sequence_ = header.sequence;
+  chip_window_ = std::move(header.window);
   clean_mark_on_chip_ = clean_mark;
   ++counters_.metadata_writes;
   counters_.entries_written += page_updates_[page];
@@ -538,6 +539,16 @@ void MetadataStore::on_durable(std::uint64_t durable_seq) {
     // Skipped: a slot finished otherwise (fsync, drop, a forced window) or written again since.
     if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == seq) finish(slot);
   }
+}
+
+Status MetadataStore::publish_window() {
+  FLASHDIR_TRY(check_alive());
+  if (scheme_ != MetadataScheme::lufuw) return Status::ok();
+  on_durable(ftl_.durable_seq());
+  if (chip_window_ == window_.pages()) return Status::ok();
+  // The page whose next write carries the most confirmations.
+  const auto busiest = std::max_element(page_updates_.begin(), page_updates_.end());
+  return write_page(static_cast<std::uint32_t>(busiest - page_updates_.begin()));
 }
 
 Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {

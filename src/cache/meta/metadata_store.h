@@ -130,6 +130,11 @@ class MetadataStore {
   // fsync: the slots' data and entries, as the store holds them in RAM, are on the chip when
   // this returns (data programmed out of the device RAM, confirmations written).
   Status sync_slots(std::span<const SlotIndex> slots);
+  // After an FTL flush (a commit): the writes the durable watermark now covers are finished, and
+  // if the window on the chip (in the newest metadata page) is not the one in RAM, one metadata
+  // page is written to publish it (lufuw; nothing to do in the other schemes). A cut then keeps
+  // every finished write.
+  Status publish_window();
   // Dirty slots were written back and their files synced: clean on the chip when this returns.
   Status mark_clean(std::span<const SlotIndex> slots);
   // Slots leave the cache. buffered (eviction): the entry reaches the chip with the page's next
@@ -223,6 +228,8 @@ class MetadataStore {
   std::deque<std::pair<std::uint64_t, SlotIndex>> written_order_;
   meta::PendingDrops pending_drops_;
   std::uint64_t sequence_ = 0;
+  // The window the newest metadata page on the chip carries (nullopt: not known since open).
+  std::optional<std::vector<std::uint32_t>> chip_window_;
   bool clean_mark_on_chip_ = false;
   // During open(), repairs carry the window found on the chip: until every entry it condemns is
   // cleared, a newer page without it would make them look finished.
