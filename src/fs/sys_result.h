@@ -1,6 +1,7 @@
 // A value or an errno: what the daemon's pass-through code returns, so that the FUSE edge can
-// answer with exactly the error the backing file system gave (flashdir::Status keeps only a
-// few codes; the kernel needs ENOTEMPTY, EXDEV, ELOOP, ... as they are).
+// answer with exactly the error the backing file system gave (flashdir::Status has only a few
+// codes; the kernel needs ENOTEMPTY, EXDEV, ELOOP, ... as they are). The engine's errors reach
+// it as a Status, whose errno errno_of uses where the backing file system gave one.
 #pragma once
 
 #include <cassert>
