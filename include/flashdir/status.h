@@ -1,7 +1,10 @@
 // Errors as values. Every fallible call in flashdir returns a Status or a Result<T>; nothing
 // throws across a layer boundary. The codes are few on purpose: each one asks the caller for a
 // different reaction (retry, report corruption, stop after a power cut, ...). Translation to
-// errno happens in one place, at the FUSE edge.
+// errno happens in one place, at the FUSE edge. An error that a system call reported also
+// carries that call's errno (with_errno), so that the FUSE edge can answer with exactly the
+// backing file system's error (EDQUOT, EFBIG, EOPNOTSUPP, ...) where the code alone would say
+// less.
 #pragma once
 
 #include <cassert>
@@ -44,11 +47,18 @@ class [[nodiscard]] Status {
   // "corruption: superblock checksum mismatch"
   std::string to_string() const;
 
-  // Prefixes context to the message, keeping the code: "opening image: <message>".
+  // Prefixes context to the message, keeping the code and the errno: "opening image: <message>".
   Status with_context(const std::string& context) const;
+
+  // The same error, remembering that system call errno `error` (> 0) caused it. Callers still
+  // react to code(); sys_errno() is for telling a caller outside flashdir what happened.
+  Status with_errno(int error) const;
+  // The errno of the system call behind this error; 0 if none (or ok).
+  int sys_errno() const { return sys_errno_; }
 
  private:
   StatusCode code_ = StatusCode::ok;
+  int sys_errno_ = 0;  // fills the padding after code_: a Status stays an enum and a string
   std::string message_;
 };
 

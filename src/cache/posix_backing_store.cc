@@ -18,14 +18,19 @@
 namespace flashdir::cache {
 namespace {
 
+// The code says how flashdir itself reacts (ENOSPC and EDQUOT alike mean "full"); the errno
+// rides along so that the daemon answers its caller with exactly what the backing file system
+// said (EDQUOT, EFBIG, EROFS, EOPNOTSUPP, ...).
 Status errno_status(int error, std::string_view what, std::string_view path) {
-  std::string message = fmt::format("{} {}: {}", what, path, std::strerror(error));
-  if (error == ENOENT) return Status::not_found(std::move(message));
-  if (error == ELOOP || error == ENOTDIR || error == EISDIR || error == EINVAL)
-    return Status::invalid_argument(std::move(message));
-  if (error == ENOSPC || error == EDQUOT) return Status::no_space(std::move(message));
-  if (error == EOPNOTSUPP) return Status::invalid_argument(std::move(message));
-  return Status::io_error(std::move(message));
+  StatusCode code = StatusCode::io_error;
+  if (error == ENOENT) {
+    code = StatusCode::not_found;
+  } else if (error == ELOOP || error == ENOTDIR || error == EISDIR || error == EINVAL || error == EOPNOTSUPP) {
+    code = StatusCode::invalid_argument;
+  } else if (error == ENOSPC || error == EDQUOT) {
+    code = StatusCode::no_space;
+  }
+  return Status(code, fmt::format("{} {}: {}", what, path, std::strerror(error))).with_errno(error);
 }
 
 BackingIdentity identity_of(const struct stat& st) {

@@ -2,6 +2,9 @@
 
 namespace flashdir {
 
+// The errno rides in the padding after the code: carrying it costs nothing per Status.
+static_assert(sizeof(Status) == sizeof(StatusCode) + sizeof(int) + sizeof(std::string));
+
 const char* status_code_name(StatusCode code) {
   switch (code) {
     case StatusCode::ok: return "ok";
@@ -23,7 +26,16 @@ std::string Status::to_string() const {
 
 Status Status::with_context(const std::string& context) const {
   if (is_ok()) return *this;
-  return {code_, context + ": " + message_};
+  Status result(code_, context + ": " + message_);
+  result.sys_errno_ = sys_errno_;
+  return result;
+}
+
+Status Status::with_errno(int error) const {
+  assert(!is_ok() && error > 0 && "only an error carries an errno");
+  Status result = *this;
+  result.sys_errno_ = error;
+  return result;
 }
 
 }  // namespace flashdir

@@ -59,9 +59,7 @@ class EngineOpenFile final : public OpenFile {
   }
 
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override {
-    if (Status s = engine_.fallocate(handle_, mode, offset, length); !s.is_ok()) {
-      return s.message().find("Operation not supported") != std::string::npos ? Errno{EOPNOTSUPP} : errno_for(s);
-    }
+    if (Status s = engine_.fallocate(handle_, mode, offset, length); !s.is_ok()) return errno_for(s);
     return true;
   }
 

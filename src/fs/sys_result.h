@@ -1,6 +1,7 @@
 // A value or an errno: what the daemon's pass-through code returns, so that the FUSE edge can
-// answer with exactly the error the backing file system gave (flashdir::Status keeps only a
-// few codes; the kernel needs ENOTEMPTY, EXDEV, ELOOP, ... as they are).
+// answer with exactly the error the backing file system gave (flashdir::Status has only a few
+// codes; the kernel needs ENOTEMPTY, EXDEV, ELOOP, ... as they are). The engine's errors reach
+// it as a Status, whose errno errno_of uses where the backing file system gave one.
 #pragma once
 
 #include <cassert>
@@ -41,8 +42,12 @@ class [[nodiscard]] SysResult {
   std::variant<T, Errno> state_;
 };
 
-// The errno a layer's Status means to a FUSE caller (the one place where codes become errno).
+// The errno a layer's Status means to a FUSE caller (the one place where codes become errno):
+// the errno of the system call behind the error if there was one (the backing file system's
+// exact answer: EDQUOT stays EDQUOT, EFBIG stays EFBIG), else the code's nearest errno.
 inline int errno_of(const Status& status) {
+  if (status.is_ok()) return 0;
+  if (status.sys_errno() > 0) return status.sys_errno();
   switch (status.code()) {
     case StatusCode::ok: return 0;
     case StatusCode::invalid_argument: return EINVAL;

@@ -1,0 +1,112 @@
+// The posix backing store reports a failed system call with its code (how the engine reacts)
+// and the call's errno (what the daemon tells its caller), and the engine hands that errno on
+// untouched. Errors provoked without root: EFBIG past RLIMIT_FSIZE (with SIGXFSZ ignored),
+// EOPNOTSUPP from fallocate mode bits no file system knows, ENOENT and ENOTDIR from paths.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "engine_rig.h"
+#include "support/file_size_limit.h"
+#include "support/temp_dir.h"
+
+using flashdir::Status;
+using flashdir::StatusCode;
+using flashdir::cache::EngineOptions;
+using flashdir::cache::WriteMode;
+using flashdir::testing::EngineRig;
+using flashdir::testing::FileSizeLimit;
+using flashdir::testing::pattern;
+using flashdir::testing::TempDir;
+
+namespace {
+
+constexpr rlim_t kLimitBytes = 1 << 20;
+
+std::unique_ptr<flashdir::cache::BackingFile> open_backing(flashdir::cache::BackingStore& store,
+                                                           const TempDir& dir, const std::string& name) {
+  std::ofstream(dir / name).put('x');
+  auto file = store.open(name);
+  INFO(file.status().to_string());
+  REQUIRE(file.is_ok());
+  return std::move(file).value();
+}
+
+}  // namespace
+
+TEST_CASE("the posix backing store keeps the errno of a failed system call beside its code") {
+  TempDir dir;
+  auto store = flashdir::cache::open_posix_backing_store(dir.path());
+  REQUIRE(store.is_ok());
+  auto file = open_backing(**store, dir, "f");
+  const auto bytes = pattern(1, 8192);
+
+  SECTION("a write past RLIMIT_FSIZE: EFBIG, an I/O error to the engine") {
+    FileSizeLimit limit(kLimitBytes);
+    const Status s = file->write(kLimitBytes - 4096, bytes);
+    CHECK(s.code() == StatusCode::io_error);
+    CHECK(s.sys_errno() == EFBIG);
+    CHECK(s.message().find("File too large") != std::string::npos);
+  }
+  SECTION("a truncate past RLIMIT_FSIZE: EFBIG") {
+    FileSizeLimit limit(kLimitBytes);
+    const Status s = file->truncate(2 * kLimitBytes);
+    CHECK(s.code() == StatusCode::io_error);
+    CHECK(s.sys_errno() == EFBIG);
+  }
+  SECTION("fallocate with a mode bit no file system supports: EOPNOTSUPP, invalid_argument to the engine") {
+    const Status s = file->allocate(0x4000, 0, 4096);
+    CHECK(s.code() == StatusCode::invalid_argument);
+    CHECK(s.sys_errno() == EOPNOTSUPP);
+  }
+  SECTION("a missing file: ENOENT, not_found") {
+    auto missing = (*store)->open("missing");
+    CHECK(missing.status().code() == StatusCode::not_found);
+    CHECK(missing.status().sys_errno() == ENOENT);
+  }
+  SECTION("a path through a regular file: ENOTDIR, invalid_argument") {
+    auto through = (*store)->open("f/g");
+    CHECK(through.status().code() == StatusCode::invalid_argument);
+    CHECK(through.status().sys_errno() == ENOTDIR);
+  }
+  SECTION("a refusal the store makes itself carries no errno") {
+    auto dotted = (*store)->open("../f");
+    CHECK(dotted.status().code() == StatusCode::invalid_argument);
+    CHECK(dotted.status().sys_errno() == 0);
+  }
+}
+
+TEST_CASE("the engine hands the backing file's errno on in every write mode") {
+  for (const WriteMode mode : {WriteMode::write_through, WriteMode::write_around, WriteMode::write_back}) {
+    DYNAMIC_SECTION(flashdir::cache::write_mode_name(mode)) {
+      EngineOptions options;
+      options.write_mode = mode;
+      EngineRig rig(options);
+      rig.put("f", pattern(1, 100));
+      auto file = rig.engine().open_file("f");
+      REQUIRE(file.is_ok());
+      const auto bytes = pattern(2, 2 * rig.page_size());
+      {
+        FileSizeLimit limit(kLimitBytes);
+        auto written = rig.engine().write(*file, kLimitBytes - rig.page_size() / 2, bytes);
+        // Write-back defers the error to the write-back (close(2) in the daemon).
+        const Status s = mode == WriteMode::write_back ? (written.is_ok() ? rig.engine().write_back(*file)
+                                                                          : written.status())
+                                                       : written.status();
+        INFO(s.to_string());
+        CHECK(s.code() == StatusCode::io_error);
+        CHECK(s.sys_errno() == EFBIG);
+        const Status truncated = rig.engine().truncate(*file, 4 * kLimitBytes);
+        CHECK(truncated.sys_errno() == EFBIG);
+      }
+      // Without the limit the same write, and the write-back, succeed: nothing stuck.
+      auto again = rig.engine().write(*file, kLimitBytes - rig.page_size() / 2, bytes);
+      INFO(again.status().to_string());
+      REQUIRE(again.is_ok());
+      REQUIRE(rig.engine().write_back(*file).is_ok());
+      REQUIRE(rig.engine().release(*file).is_ok());
+      const auto backing = rig.get("f");
+      REQUIRE(backing.size() == kLimitBytes - rig.page_size() / 2 + bytes.size());
+      CHECK(std::equal(bytes.begin(), bytes.end(), backing.end() - static_cast<std::ptrdiff_t>(bytes.size())));
+    }
+  }
+}
