@@ -12,6 +12,12 @@
 namespace flashdir::cache {
 namespace {
 
+// Whether a rename of `source` moves `path`: the file itself, or anything under the directory.
+bool moved_by_rename(const std::string& path, const std::string& source) {
+  return path == source || (path.size() > source.size() && path.compare(0, source.size(), source) == 0 &&
+                            path[source.size()] == '/');
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -160,6 +166,33 @@ Result<std::uint64_t> EngineCore::validate(std::string_view relative_path, const
   return known->file_id;
 }
 
+Result<std::shared_ptr<FileState>> EngineCore::still_dirty(const std::string& path) {
+  auto known = catalog_.find_by_path(path);
+  if (!known.is_ok()) {
+    if (known.status().code() == StatusCode::not_found) return std::shared_ptr<FileState>();
+    return known.status();
+  }
+  std::lock_guard cache(cache_mutex_);
+  const auto it = dirty_files_.find(known->file_id);
+  if (it == dirty_files_.end() || it->second->path != path) return std::shared_ptr<FileState>();
+  return it->second;
+}
+
+void EngineCore::forget_dirty_file(std::uint64_t file_id) {
+  std::shared_ptr<FileState> gone;
+  {
+    std::lock_guard cache(cache_mutex_);
+    const auto it = dirty_files_.find(file_id);
+    if (it == dirty_files_.end()) return;
+    gone = std::move(it->second);
+    dirty_files_.erase(it);
+  }
+  // Its backing descriptor closes here (an unlinked file's blocks come back), unless the flusher
+  // is using it right now; it finds no dirty page of the file left.
+  std::lock_guard backing_lock(gone->backing_mutex);
+  gone->write_target.reset();
+}
+
 Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
   std::lock_guard names(namespace_mutex_);
   if (file == nullptr) {
@@ -171,6 +204,14 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   if (!identity.is_ok()) return identity.status();
   const std::string path(relative_path);
   std::shared_ptr<FileState>& state = open_files_[path];
+  if (state == nullptr) {
+    auto resumed = still_dirty(path);
+    if (!resumed.is_ok()) {
+      open_files_.erase(path);
+      return resumed.status();
+    }
+    state = *resumed;
+  }
   if (state == nullptr) {
     // Validated only when nobody has it open through the engine: while open, the engine's own
     // writes change the backing file's times, and its pages follow them.
@@ -273,6 +314,7 @@ Status EngineCore::renamed(std::string_view from, std::string_view to) {
     FLASHDIR_TRY(check_alive());
     for (const CatalogFile& gone : *replaced) FLASHDIR_TRY(drop_file_pages(gone.file_id, 0));
   }
+  for (const CatalogFile& gone : *replaced) forget_dirty_file(gone.file_id);
   FLASHDIR_TRY(catalog_.rename(from, to));
   FLASHDIR_TRY(refresh_after_rename(to));
   // Open files follow: the file itself, or everything under a renamed directory.
@@ -281,9 +323,7 @@ Status EngineCore::renamed(std::string_view from, std::string_view to) {
   std::vector<std::pair<std::string, std::shared_ptr<FileState>>> moved;
   for (auto it = open_files_.begin(); it != open_files_.end();) {
     const std::string& path = it->first;
-    const bool under = path.size() > source.size() && path.compare(0, source.size(), source) == 0 &&
-                       path[source.size()] == '/';
-    if (path == source || under) {
+    if (moved_by_rename(path, source)) {
       moved.emplace_back(target + path.substr(source.size()), std::move(it->second));
       open_files_.erase(it++);
     } else {
@@ -294,6 +334,13 @@ Status EngineCore::renamed(std::string_view from, std::string_view to) {
     if (auto clash = open_files_.find(path); clash != open_files_.end()) clash->second->unlinked = true;
     state->path = path;
     open_files_[path] = std::move(state);
+  }
+  // Files closed with dirty pages still waiting for the flusher follow too (still_dirty finds
+  // them by path).
+  std::lock_guard cache(cache_mutex_);
+  for (auto& [file_id, state] : dirty_files_) {
+    if (state->open_handles > 0) continue;
+    if (moved_by_rename(state->path, source)) state->path = target + state->path.substr(source.size());
   }
   return Status::ok();
 }
@@ -331,9 +378,14 @@ Status EngineCore::unlinked(std::string_view relative_path) {
     open_files_.erase(open);
     return Status::ok();
   }
-  std::lock_guard cache(cache_mutex_);
-  FLASHDIR_TRY(check_alive());
-  return drop_file_pages(known->file_id, 0);
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    FLASHDIR_TRY(drop_file_pages(known->file_id, 0));
+  }
+  // A file released with dirty pages that failed to go back: nothing left to write back.
+  forget_dirty_file(known->file_id);
+  return Status::ok();
 }
 
 // ---- data ----

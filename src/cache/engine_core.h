@@ -74,6 +74,14 @@ class EngineCore {
   Status write_back_recovered(const std::vector<std::uint64_t>& file_ids);
   Result<OpenHandle*> handle_of(FileHandle handle);
   Status refresh_after_rename(std::string_view to);
+  // A file closed by all with dirty pages that failed to go back stays in dirty_files_ for the
+  // flusher: its state, if `path` names it, so that a reopen carries on with it (its size, its
+  // dirty pages) instead of validating it, which would drop those pages as stale. Namespace
+  // lock held.
+  Result<std::shared_ptr<FileState>> still_dirty(const std::string& path);
+  // Takes a file out of dirty_files_ and closes its write-back descriptor (after its pages were
+  // dropped). Namespace lock held, no other.
+  void forget_dirty_file(std::uint64_t file_id);
   // Checks the backing file against the catalog; a changed file loses its pages durably first.
   Result<std::uint64_t> validate(std::string_view relative_path, const BackingIdentity& identity);
 

@@ -22,6 +22,7 @@ class EngineOpenFile final : public OpenFile {
         handle_(handle),
         fd_(std::move(fd)),
         append_((flags & O_APPEND) != 0),
+        for_writing_((flags & O_ACCMODE) != O_RDONLY),
         write_back_(write_back),
         sync_writes_(write_back && (flags & O_DSYNC) != 0) {}
 
@@ -71,6 +72,7 @@ class EngineOpenFile final : public OpenFile {
   int backing_fd() const override { return fd_.get(); }
 
   bool defers_writes() const override { return write_back_; }
+  bool opened_for_writing() const override { return for_writing_; }
 
   SysResult<bool> write_back() override {
     if (!write_back_) return true;
@@ -88,6 +90,7 @@ class EngineOpenFile final : public OpenFile {
   cache::FileHandle handle_;
   UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
   const bool append_;
+  const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
 };

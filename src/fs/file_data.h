@@ -42,6 +42,9 @@ class OpenFile {
   // pages go back). Called before the daemon reads or changes the backing file itself in a way
   // those pages would contradict: SEEK_DATA/SEEK_HOLE, setting times, a second hard link.
   virtual SysResult<bool> write_back() { return true; }
+  // Whether the caller opened it for writing: only such a close(2) writes back (a reader's
+  // close must not report a writer's ENOSPC).
+  virtual bool opened_for_writing() const { return true; }
   // Corrects attributes fstat'ed from the backing file with what the data path holds ahead of
   // it (write-back: the size).
   virtual void correct_attributes(struct stat&) {}

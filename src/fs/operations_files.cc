@@ -149,10 +149,12 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::flush);
   if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
-  // Close-to-open: the backing file holds what was written through the mount once close(2)
-  // returns, and the errors of a deferred write-back (ENOSPC, EDQUOT, EIO) reach close(2).
-  if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
-    return reply_error(req, written.error());
+  // Close-to-open: the backing file holds what was written through the mount once a writer's
+  // close(2) returns, and the errors of a deferred write-back (ENOSPC, EDQUOT, EIO) reach it.
+  if (open_file(fi).opened_for_writing()) {
+    if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
+      return reply_error(req, written.error());
+  }
   auto result = open_file(fi).flush();
   if (!result.is_ok()) return reply_error(req, result.error());
   fuse_reply_err(req, 0);

@@ -110,3 +110,52 @@ TEST_CASE("the engine hands the backing file's errno on in every write mode") {
     }
   }
 }
+
+TEST_CASE("a file whose write-back fails at its last release keeps its dirty pages") {
+  EngineOptions options;
+  options.write_mode = WriteMode::write_back;
+  EngineRig rig(options);
+  rig.put("f", pattern(1, 100));
+  const auto bytes = pattern(2, 4 * rig.page_size());
+  const std::uint64_t offset = kLimitBytes - rig.page_size();
+  {
+    auto file = rig.engine().open_file("f");
+    REQUIRE(file.is_ok());
+    REQUIRE(rig.engine().write(*file, offset, bytes).is_ok());
+    FileSizeLimit limit(kLimitBytes);
+    const Status released = rig.engine().release(*file);
+    CHECK(released.sys_errno() == EFBIG);
+  }
+  const auto expected_size = offset + bytes.size();
+
+  SECTION("a reopen carries on with them (they are not taken for a change behind the cache)") {
+    auto again = rig.engine().open_file("f");
+    REQUIRE(again.is_ok());
+    CHECK(rig.engine().size(*again).value() == expected_size);
+    std::vector<std::uint8_t> got(bytes.size());
+    auto read = rig.engine().read(*again, offset, got);
+    REQUIRE(read.is_ok());
+    CHECK(got == bytes);
+    CHECK(rig.engine().stats().stale_drops == 0);
+    // The limit gone, the next last release writes them back.
+    REQUIRE(rig.engine().release(*again).is_ok());
+    const auto backing = rig.get("f");
+    REQUIRE(backing.size() == expected_size);
+    CHECK(std::equal(bytes.begin(), bytes.end(), backing.begin() + static_cast<std::ptrdiff_t>(offset)));
+    CHECK(rig.engine().stats().dirty_pages == 0);
+  }
+  SECTION("a rename takes them along") {
+    REQUIRE(rig.engine().rename("f", "g").is_ok());
+    auto again = rig.engine().open_file("g");
+    REQUIRE(again.is_ok());
+    CHECK(rig.engine().size(*again).value() == expected_size);
+    REQUIRE(rig.engine().release(*again).is_ok());
+    CHECK(rig.get("g").size() == expected_size);
+  }
+  SECTION("an unlink drops them and lets the backing file go") {
+    REQUIRE(rig.engine().unlink("f").is_ok());
+    CHECK(rig.engine().stats().dirty_pages == 0);
+    CHECK(rig.engine().stats().cached_pages == 0);
+    REQUIRE(rig.engine().close().is_ok());  // nothing left to write back
+  }
+}
