@@ -36,6 +36,7 @@ std::uint64_t FaultyChip::admit(std::uint64_t n) {
     if (index == plan_.cut_at_operation || random_.one_in(plan_.cut_one_in)) {
       operations_ = index + 1;  // the one in flight counts
       cut_.happened = true;
+      power_lost_.store(true, std::memory_order_release);
       cut_.operation_index = index;
       return i;
     }

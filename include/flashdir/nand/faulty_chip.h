@@ -7,6 +7,8 @@
 // included, in the order they reach the chip; index 0 is the first.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -72,7 +74,9 @@ class FaultyChip final : public NandChip {
   // an operation as it comes aims the cut at it.
   void cut_at_operation(std::uint64_t index) { plan_.cut_at_operation = index; }
 
-  bool power_lost() const { return cut_.happened; }
+  // Safe to ask from any thread (a test watching a chip the engine's flusher drives); the rest
+  // of the chip is as single-threaded as the chip it wraps.
+  bool power_lost() const { return power_lost_.load(std::memory_order_acquire); }
   const CutReport& cut() const { return cut_; }
   std::uint64_t operations() const { return operations_; }
   std::uint64_t bit_flips() const { return bit_flips_; }
@@ -92,6 +96,7 @@ class FaultyChip final : public NandChip {
   std::uint64_t operations_ = 0;
   std::uint64_t bit_flips_ = 0;
   CutReport cut_;
+  std::atomic<bool> power_lost_{false};  // cut_.happened, for other threads
 };
 
 }  // namespace flashdir
