@@ -53,7 +53,7 @@ class MemoryStore final : public PageStore {
   }
 
   Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
-    std::unique_lock lock(buffers_);
+    const auto lock = exclusive();
     visit_pages(*this, first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
       if (!data.empty()) {
         if (!block.data) block.data = take(spare_data_, geometry_.block_size_bytes());
@@ -68,7 +68,7 @@ class MemoryStore final : public PageStore {
   }
 
   Status discard_block(BlockNumber block) override {
-    std::unique_lock lock(buffers_);
+    const auto lock = exclusive();
     Block& discarded = blocks_[block.value];
     if (discarded.data) spare_data_.push_back(std::move(discarded.data));
     if (discarded.oob) spare_oob_.push_back(std::move(discarded.oob));
@@ -79,6 +79,11 @@ class MemoryStore final : public PageStore {
   Status sync() override { return Status::ok(); }
 
  private:
+  // Writers exclude concurrent readers; a metadata-only store has none (trace replay pays nothing).
+  std::unique_lock<std::shared_mutex> exclusive() {
+    return keep_data_ ? std::unique_lock(buffers_) : std::unique_lock<std::shared_mutex>();
+  }
+
   void copy_out(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const {
     visit_pages(*this, first, count, [&](const Block& block, std::uint32_t index, std::size_t i) {
       if (!data.empty()) {
