@@ -417,12 +417,12 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
     std::uint32_t served = 0;
     std::uint32_t missing = 0;
     {
-      std::lock_guard cache(cache_mutex_);
+      std::unique_lock cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      auto hit = direct ? read_cached_run(file.file_id, page,
-                                          static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
-                                          out.subspan(run_start - offset))
-                        : read_cached_run(file.file_id, page, wanted, pages);
+      auto hit = direct ? read_hit(cache, file.file_id, page,
+                                   static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
+                                   out.subspan(run_start - offset))
+                        : read_hit(cache, file.file_id, page, wanted, pages);
       if (!hit.is_ok()) return hit.status();
       served = *hit;
       if (served == 0) {
@@ -675,18 +675,56 @@ Status EngineCore::close() {
 
 // ---- slots (cache_mutex_ held) ----
 
-Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
-                                                  ByteSpan out) {
+EngineCore::CachedRun EngineCore::cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
   const std::optional<SlotIndex> first = slots_->find(file_id, page);
-  if (!first) return std::uint32_t{0};
+  if (!first || max_pages == 0) return {};
   const SlotIndex slot = *first;
   std::uint32_t run = 1;
   while (run < max_pages && slot + run < slots_->capacity() && slots_->find(file_id, page + run) == slot + run) ++run;
-  Status read = ftl_.read(layout_.data_lpn(slot), run, out.first(std::size_t{run} * page_size_));
+  return {slot, run};
+}
+
+Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
+                                                  ByteSpan out) {
+  const CachedRun run = cached_run(file_id, page, max_pages);
+  if (run.pages == 0) return std::uint32_t{0};
+  Status read = ftl_.read(layout_.data_lpn(run.slot), run.pages, out.first(std::size_t{run.pages} * page_size_));
+  return serve_run(file_id, page, run, read, out);
+}
+
+Result<std::uint32_t> EngineCore::read_hit(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
+                                           std::uint64_t page, std::uint32_t max_pages, ByteSpan out) {
+  const CachedRun run = cached_run(file_id, page, max_pages);
+  if (run.pages == 0) return std::uint32_t{0};
+  const ByteSpan bytes = out.first(std::size_t{run.pages} * page_size_);
+  thread_local PreparedRead prepared;
+  if (Status s = ftl_.prepare_read(layout_.data_lpn(run.slot), run.pages, bytes, prepared); !s.is_ok()) return fail(s);
+  if (prepared.concurrent()) {
+    // The FTL checks on finishing that no block of the run was erased meanwhile (GC), and
+    // reads again what was; the slots are checked below. The file lock (shared) keeps writes
+    // to these pages out, so a slot that still holds its page holds the same bytes.
+    cache.unlock();
+    ftl_.read_prepared(prepared, bytes);
+    cache.lock();
+  }
+  Status read = ftl_.finish_read(prepared, bytes);
+  FLASHDIR_TRY(check_alive());
+  if (cached_run(file_id, page, run.pages) != run) {
+    // Evicted or dropped while the lock was free: `bytes` may be another page's. The locked
+    // path serves what is cached now.
+    if (!read.is_ok() && read.code() != StatusCode::corruption) return fail(read);
+    return read_cached_run(file_id, page, max_pages, out);
+  }
+  return serve_run(file_id, page, run, read, out);
+}
+
+Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t page, CachedRun run, Status read,
+                                            ByteSpan out) {
+  const SlotIndex slot = run.slot;
   if (read.code() == StatusCode::corruption) {
     // Page by page, to keep what is good; a page that fails is dropped and read from the backing
     // file by the caller. Its bytes are never served.
-    for (std::uint32_t i = 0; i < run; ++i) {
+    for (std::uint32_t i = 0; i < run.pages; ++i) {
       Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
       if (one.code() == StatusCode::corruption) {
         ++counters_.corrupt_pages;
@@ -696,7 +734,7 @@ Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::ui
         if (dirty)
           return Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
                                                 page + i, file_id));
-        run = i;
+        run.pages = i;
         break;
       }
       if (!one.is_ok()) return fail(one);
@@ -704,8 +742,8 @@ Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::ui
   } else if (!read.is_ok()) {
     return fail(read);
   }
-  for (std::uint32_t i = 0; i < run; ++i) slots_->reference(slot + i);
-  return run;
+  for (std::uint32_t i = 0; i < run.pages; ++i) slots_->reference(slot + i);
+  return run.pages;
 }
 
 std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {

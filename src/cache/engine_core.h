@@ -8,7 +8,8 @@
 //   FileState::backing_mutex  per file: the engine's own changes to the backing file outside
 //                      FileState::lock (the write-back flusher takes only this and the next)
 //   cache_mutex_       the slot table, the FTL and the metadata store; held for slot work and
-//                      chip I/O, never across backing I/O
+//                      chip I/O, never across backing I/O, and released during a hit's chip
+//                      reads (read_hit: the FTL's prepared reads, doc/cache.md "Reads")
 //   handles_mutex_     the handle map only (leaf)
 #pragma once
 
@@ -87,10 +88,28 @@ class EngineCore {
 
   // After the engine changed the backing file: the attributes the next validation expects.
   Status note_own_change(FileState& file, BackingFile& backing);
+  // Consecutive slots holding consecutive pages of a file (pages 0: none).
+  struct CachedRun {
+    SlotIndex slot = 0;
+    std::uint32_t pages = 0;
+    bool operator==(const CachedRun&) const = default;
+  };
+  // Under cache_mutex_: the cached run from `page` on, at most `max_pages` long.
+  CachedRun cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const;
   // Under cache_mutex_: copies the cached run starting at `page` into `out` (page-sized
   // pieces); returns the pages served (0: `page` is not cached). Corrupt pages are dropped.
   Result<std::uint32_t> read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
                                         ByteSpan out);
+  // read_cached_run() for a reader, with `cache` (cache_mutex_) held on entry and on return but
+  // released while the chip pages are read and verified: hits on other files (and other
+  // threads' slot work) go on meanwhile. The run is served only if its slots still hold the
+  // same pages afterwards; otherwise it is read again under the lock.
+  Result<std::uint32_t> read_hit(std::unique_lock<std::mutex>& cache, std::uint64_t file_id, std::uint64_t page,
+                                 std::uint32_t max_pages, ByteSpan out);
+  // Under cache_mutex_: serves `run` (of the file's pages from `page` on), which the FTL read
+  // into `out` with status `read`: on corruption page by page again, dropping damaged pages
+  // (the run is cut before the first); referenced for CLOCK. Returns the pages served.
+  Result<std::uint32_t> serve_run(std::uint64_t file_id, std::uint64_t page, CachedRun run, Status read, ByteSpan out);
   // Under cache_mutex_: pages from `page` on that are not cached, up to `max_pages`.
   std::uint32_t missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const;
   // write-back: a write into the cache as dirty pages (file lock held exclusively).

@@ -112,6 +112,11 @@ Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint
 std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
 std::uint32_t Ftl::page_size_bytes() const { return core_->chip().geometry().page_size_bytes; }
 Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }
+Status Ftl::prepare_read(Lpn first, std::uint32_t count, ByteSpan data, PreparedRead& read) {
+  return core_->prepare_read(first, count, data, read);
+}
+void Ftl::read_prepared(PreparedRead& read, ByteSpan data) const { core_->read_prepared(read, data); }
+Status Ftl::finish_read(PreparedRead& read, ByteSpan data) { return core_->finish_read(read, data); }
 Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
                                  Durability durability) {
   return core_->write(first, count, data, hint, durability);

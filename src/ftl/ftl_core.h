@@ -13,12 +13,14 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "block_table.h"
 #include "checkpoint.h"
 #include "flashdir/clock.h"
 #include "flashdir/ftl/ftl.h"
+#include "flashdir/ftl/prepared_read.h"
 #include "flashdir/nand/chip.h"
 #include "gc_policy.h"
 #include "layout.h"
@@ -69,6 +71,11 @@ class FtlCore final : public TranslationPages {
   Status rebuild_from_scan();
 
   Status read(Lpn first, std::uint32_t count, ByteSpan data);
+  // read() in three steps (host_reads.cc, include/flashdir/ftl/prepared_read.h); only
+  // read_prepared() may run concurrently with other calls.
+  Status prepare_read(Lpn first, std::uint32_t count, ByteSpan data, PreparedRead& read);
+  void read_prepared(PreparedRead& read, ByteSpan data) const;
+  Status finish_read(PreparedRead& read, ByteSpan data);
   Result<std::uint64_t> write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
                               Durability durability);
   Status make_durable(Lpn first, std::uint32_t count);
@@ -148,6 +155,21 @@ class FtlCore final : public TranslationPages {
   void rebuild_policy_and_free_list();
   Status install_ram();
 
+  // ---- host reads: host_reads.cc
+  // Where pages [first, first + count) are: buffered ones are copied into `data`, unmapped ones
+  // zeroed, the others appended to `runs` (physically consecutive pages together, `index`
+  // counted from `first`), up to the first lost page, which is returned (count: none).
+  Result<std::uint32_t> resolve_read(Lpn first, std::uint32_t count, ByteSpan data, std::vector<PreparedRead::Run>& runs);
+  // Why the `count` pages read from `ppn` into `data` and `oob` are not the newest copies of
+  // LPNs [first, first + count) (empty: they are). Const, for read_prepared().
+  std::string verify_run(Lpn first, std::uint32_t count, std::uint32_t ppn, ConstByteSpan data, ConstByteSpan oob) const;
+  // Reads and verifies a run with up to kReadAttempts tries; a corruption error if it keeps failing.
+  Status read_run(Lpn first, std::uint32_t count, std::uint32_t ppn, ByteSpan data);
+  // Whether no block of `run` was erased since `read` was prepared.
+  bool blocks_unchanged(const PreparedRead& read, const PreparedRead::Run& run) const;
+  // Pages [first, first + count) resolved and read afresh (a prepared run whose blocks GC erased).
+  Status reread(Lpn first, std::uint32_t count, ByteSpan data);
+
   // ---- host requests: host_requests.cc
   struct HostPage {
     Lpn lpn;
@@ -185,6 +207,7 @@ class FtlCore final : public TranslationPages {
   std::vector<std::uint8_t> program_data_, program_oobs_, read_oobs_, translation_data_, translation_oob_;
   std::vector<std::uint32_t> read_ppns_, old_ppns_;
   std::vector<bool> read_buffered_;
+  PreparedRead plain_read_;  // read()'s
   std::vector<PageToProgram> host_programs_;
   std::vector<Ppn> host_placed_;
   std::vector<HostPage> host_pages_;              // program_buffered's, a bypassing write's

@@ -1,5 +1,5 @@
-// Host requests: reads, writes and trims through the device RAM, flush, and the bookkeeping
-// that keeps the RAM budget and the durable watermark.
+// Host requests: writes and trims through the device RAM, flush, and the bookkeeping that
+// keeps the RAM budget and the durable watermark (reads: host_reads.cc).
 #include <algorithm>
 #include <cassert>
 #include <optional>
@@ -111,99 +111,6 @@ void FtlCore::finish_request(std::uint64_t started_ns) {
 
 // ---------------------------------------------------------------------------------------------
 // Requests
-
-Status FtlCore::read(Lpn first, std::uint32_t count, ByteSpan data) {
-  FLASHDIR_TRY(check_alive());
-  FLASHDIR_TRY(check_range("read", first, count));
-  const Geometry& g = layout_.geometry;
-  const std::size_t page_bytes = g.page_size_bytes;
-  if (!(data.size() == count * page_bytes || (data.empty() && !chip_.stores_data()))) {
-    return Status::invalid_argument(fmt::format("read of {} pages needs a buffer of {} bytes, got {}", count,
-                                                count * page_bytes, data.size()));
-  }
-  const std::uint64_t started = clock_.now_ns();
-  ram_->note_access(first, count, Access::read);
-  // Buffered pages are the newest: RAM first, flash for the rest.
-  std::vector<std::uint32_t>& ppns = read_ppns_;
-  ppns.assign(count, kUnmappedPpn);
-  std::vector<bool>& buffered = read_buffered_;
-  buffered.assign(count, false);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (const ram::BufferedPage* page = ram_->find(first + i)) {
-      buffered[i] = true;
-      ++ram_page_ops_;
-      if (!data.empty()) {
-        const ByteSpan out = data.subspan(i * page_bytes, page_bytes);
-        if (page->data.empty()) std::fill(out.begin(), out.end(), 0);
-        else std::copy(page->data.begin(), page->data.end(), out.begin());
-      }
-      continue;
-    }
-    auto ppn = ram_->lookup(first + i, Access::read);
-    if (!ppn.is_ok()) return fail(ppn.status());
-    ppns[i] = *ppn;
-  }
-  std::vector<std::uint8_t>& oob = read_oobs_;
-  oob.resize(std::size_t{count} * g.oob_size_bytes);
-  for (std::uint32_t i = 0; i < count;) {
-    if (buffered[i]) {
-      ++i;
-      continue;
-    }
-    if (ppns[i] == kUnmappedPpn) {
-      if (!data.empty()) std::fill_n(data.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
-      ++i;
-      continue;
-    }
-    if (ppns[i] == kLostPpn) {
-      return Status::corruption(fmt::format("LPN {} is lost: its page failed verification or vanished from the chip "
-                                            "(it reads as an error until written or trimmed)",
-                                            first.value + i));
-    }
-    // One chip read per run of physically consecutive pages.
-    std::uint32_t n = 1;
-    while (i + n < count && !buffered[i + n] && ppns[i + n] == ppns[i] + n) ++n;
-    for (int attempt = 1;; ++attempt) {
-      const ByteSpan run_data = data.empty() ? data : data.subspan(i * page_bytes, n * page_bytes);
-      const ByteSpan run_oob = ByteSpan(oob).subspan(std::size_t{i} * g.oob_size_bytes, std::size_t{n} * g.oob_size_bytes);
-      if (Status s = chip_.read(Ppn(ppns[i]), n, run_data, run_oob); !s.is_ok()) return fail(s);
-      std::string problem;
-      for (std::uint32_t k = i; k < i + n && problem.empty(); ++k) {
-        auto record = format::decode_oob(ConstByteSpan(oob).subspan(std::size_t{k} * g.oob_size_bytes, g.oob_size_bytes));
-        if (!record.is_ok()) {
-          problem = record.status().message();
-        } else if (record->kind != format::PageKind::data || record->logical_number != first.value + k) {
-          problem = fmt::format("the page holds {} {}", format::page_kind_name(record->kind), record->logical_number);
-        } else if (chip_.stores_data() && format::xxh3(ConstByteSpan(data).subspan(k * page_bytes, page_bytes)) != record->data_hash) {
-          problem = "data does not match its hash";
-        }
-        if (!problem.empty()) problem = fmt::format("LPN {} at page {}: {}", first.value + k, ppns[k], problem);
-      }
-      if (problem.empty()) break;
-      if (attempt == kReadAttempts) return Status::corruption(problem);
-    }
-    i += n;
-  }
-  ++stats_.read_requests;
-  stats_.read_pages += count;
-
-  // Eager CFTL also converts read-hot, write-cold logical blocks in the background, at most
-  // one per pages_per_block host requests so the work stays a small fraction of the load. The
-  // block it fills is made free by GC, as for a host write, never taken from the reserve.
-  if (options_.mapping == format::MappingScheme::cftl && options_.cftl.consolidation == ConsolidationMode::eager &&
-      ++requests_since_consolidation_ >= g.pages_per_block) {
-    if (auto lbn = ram_->consolidation_candidate()) {
-      requests_since_consolidation_ = 0;
-      // Optional work: a device too full to make the room skips it, and the read stands.
-      const Status room = ensure_free_blocks(1);
-      if (!room.is_ok() && room.code() != StatusCode::no_space) return room;
-      if (room.is_ok() && ram_->wants_block_mapping(*lbn)) FLASHDIR_TRY(consolidate(*lbn));  // GC may have done it
-    }
-  }
-  FLASHDIR_TRY(settle());
-  finish_request(started);
-  return Status::ok();
-}
 
 Result<std::uint64_t> FtlCore::write(Lpn first, std::uint32_t count, ConstByteSpan data, WriteHint hint,
                                      Durability durability) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "flashdir/nand/chip.h"
+#include "flashdir/nand/page_store.h"
 
 namespace flashdir {
 namespace {
@@ -22,6 +23,11 @@ Status check_buffer(const char* operation, const char* what, std::size_t actual,
   if (actual == expected || (may_be_empty && actual == 0)) return Status::ok();
   return Status::invalid_argument(fmt::format("{} needs a {} buffer of {} bytes{}, got {}", operation, what, expected,
                                               may_be_empty ? " (or none)" : "", actual));
+}
+
+Status not_concurrent() {
+  return Status::invalid_argument(
+      "this chip does not allow concurrent reads (it must see every operation, or its store cannot serve them)");
 }
 
 }  // namespace
@@ -66,6 +72,19 @@ Status NandChip::check_erase(BlockNumber block) const {
         fmt::format("erase of block {} is out of range (chip has {} blocks)", block.value, geometry().block_count));
   }
   return Status::ok();
+}
+
+Status NandChip::read_concurrently(Ppn /*first*/, std::uint32_t /*count*/, ByteSpan /*data*/, ByteSpan /*oob*/) const {
+  return not_concurrent();
+}
+
+Status NandChip::charge_reads(std::uint32_t /*pages*/) {
+  return not_concurrent();
+}
+
+Status PageStore::read_pages_concurrently(Ppn /*first*/, std::uint32_t /*count*/, ByteSpan /*data*/,
+                                          ByteSpan /*oob*/) const {
+  return not_concurrent();
 }
 
 }  // namespace flashdir

@@ -39,6 +39,13 @@ class ImageStore final : public PageStore {
   }
 
   Status read_pages(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) override {
+    return read_pages_concurrently(first, count, data, oob);
+  }
+
+  // pread needs no lock: the file offset is not used, and the kernel orders it against the
+  // writers' pwrite and hole punching (a page changing meanwhile reads as some mix of bytes).
+  bool concurrent_reads() const override { return true; }
+  Status read_pages_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const override {
     if (!data.empty()) FLASHDIR_TRY(pread_exact(fd_.get(), data, data_offset(first), "image page data"));
     if (!oob.empty()) FLASHDIR_TRY(pread_exact(fd_.get(), oob, oob_offset(first), "image OOB area"));
     (void)count;  // implied by the buffer sizes, which the chip checked

@@ -9,9 +9,14 @@
 // read as zeros without being stored, and a page written past that mark zeroes only the gap.
 // The chip programs a block's pages in order, so a replay never zeroes anything; zeroing
 // whole blocks was 5% of flashdir-sim's time (doc/sim.md "Speed").
+// Concurrent reads (the memory store only: the metadata-only store has no host data to serve)
+// take `buffers_` shared; writes and discards, which move buffers between blocks, take it
+// exclusively. The owner's own reads need no lock: nothing else writes while it reads.
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "flashdir/nand/page_store.h"
@@ -35,7 +40,52 @@ class MemoryStore final : public PageStore {
   }
 
   Status read_pages(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) override {
-    for_each_page(first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
+    copy_out(first, count, data, oob);
+    return Status::ok();
+  }
+
+  bool concurrent_reads() const override { return keep_data_; }
+  Status read_pages_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const override {
+    if (!keep_data_) return PageStore::read_pages_concurrently(first, count, data, oob);
+    std::shared_lock lock(buffers_);
+    copy_out(first, count, data, oob);
+    return Status::ok();
+  }
+
+  Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
+    const auto lock = exclusive();
+    visit_pages(*this, first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
+      if (!data.empty()) {
+        if (!block.data) block.data = take(spare_data_, geometry_.block_size_bytes());
+        store(block.data.get(), block.data_end, index, data.data() + i * geometry_.page_size_bytes,
+              geometry_.page_size_bytes);
+      }
+      if (!block.oob) block.oob = take(spare_oob_, std::size_t{geometry_.oob_size_bytes} * geometry_.pages_per_block);
+      store(block.oob.get(), block.oob_end, index, oob.data() + i * geometry_.oob_size_bytes,
+            geometry_.oob_size_bytes);
+    });
+    return Status::ok();
+  }
+
+  Status discard_block(BlockNumber block) override {
+    const auto lock = exclusive();
+    Block& discarded = blocks_[block.value];
+    if (discarded.data) spare_data_.push_back(std::move(discarded.data));
+    if (discarded.oob) spare_oob_.push_back(std::move(discarded.oob));
+    discarded = Block{discarded.state, nullptr, nullptr, 0, 0};
+    return Status::ok();
+  }
+
+  Status sync() override { return Status::ok(); }
+
+ private:
+  // Writers exclude concurrent readers; a metadata-only store has none (trace replay pays nothing).
+  std::unique_lock<std::shared_mutex> exclusive() {
+    return keep_data_ ? std::unique_lock(buffers_) : std::unique_lock<std::shared_mutex>();
+  }
+
+  void copy_out(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const {
+    visit_pages(*this, first, count, [&](const Block& block, std::uint32_t index, std::size_t i) {
       if (!data.empty()) {
         std::uint8_t* out = data.data() + i * geometry_.page_size_bytes;
         if (index < block.data_end) {
@@ -54,34 +104,8 @@ class MemoryStore final : public PageStore {
         }
       }
     });
-    return Status::ok();
   }
 
-  Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) override {
-    for_each_page(first, count, [&](Block& block, std::uint32_t index, std::size_t i) {
-      if (!data.empty()) {
-        if (!block.data) block.data = take(spare_data_, geometry_.block_size_bytes());
-        store(block.data.get(), block.data_end, index, data.data() + i * geometry_.page_size_bytes,
-              geometry_.page_size_bytes);
-      }
-      if (!block.oob) block.oob = take(spare_oob_, std::size_t{geometry_.oob_size_bytes} * geometry_.pages_per_block);
-      store(block.oob.get(), block.oob_end, index, oob.data() + i * geometry_.oob_size_bytes,
-            geometry_.oob_size_bytes);
-    });
-    return Status::ok();
-  }
-
-  Status discard_block(BlockNumber block) override {
-    Block& discarded = blocks_[block.value];
-    if (discarded.data) spare_data_.push_back(std::move(discarded.data));
-    if (discarded.oob) spare_oob_.push_back(std::move(discarded.oob));
-    discarded = Block{discarded.state, nullptr, nullptr, 0, 0};
-    return Status::ok();
-  }
-
-  Status sync() override { return Status::ok(); }
-
- private:
   using Buffer = std::unique_ptr<std::uint8_t[]>;
 
   struct Block {
@@ -109,11 +133,12 @@ class MemoryStore final : public PageStore {
     end = std::max(end, index + 1);
   }
 
-  template <typename Visit>
-  void for_each_page(Ppn first, std::uint32_t count, Visit visit) {
+  // Visits each page's block (const for a const store) with the page's index in it and in the run.
+  template <typename Self, typename Visit>
+  static void visit_pages(Self& self, Ppn first, std::uint32_t count, Visit visit) {
     for (std::uint32_t i = 0; i < count; ++i) {
       const Ppn page = first + i;
-      visit(blocks_[geometry_.block_of(page).value], geometry_.page_in_block(page), std::size_t{i});
+      visit(self.blocks_[self.geometry_.block_of(page).value], self.geometry_.page_in_block(page), std::size_t{i});
     }
   }
 
@@ -122,6 +147,7 @@ class MemoryStore final : public PageStore {
   std::vector<Block> blocks_;
   std::vector<Buffer> spare_data_;  // of discarded blocks, block_size_bytes() each
   std::vector<Buffer> spare_oob_;   // oob_size_bytes * pages_per_block each
+  mutable std::shared_mutex buffers_;  // see the top of the file
 };
 
 }  // namespace

@@ -31,6 +31,20 @@ Status SimulatedChip::read(Ppn first, std::uint32_t count, ByteSpan data, ByteSp
   return Status::ok();
 }
 
+// No erased-page fill here: the block table may be changing under it (the caller knows the
+// pages were programmed, and checks their blocks afterwards).
+Status SimulatedChip::read_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const {
+  FLASHDIR_TRY(check_read(first, count, data.size(), oob.size()));
+  return store_->read_pages_concurrently(first, count, data, oob);
+}
+
+Status SimulatedChip::charge_reads(std::uint32_t pages) {
+  if (!concurrent_reads()) return NandChip::charge_reads(pages);
+  counters_.page_reads += pages;
+  account(pages, latency_.read_us);
+  return Status::ok();
+}
+
 Status SimulatedChip::program(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) {
   FLASHDIR_TRY(check_program(first, count, data.size(), oob.size()));
   const Geometry& g = geometry();

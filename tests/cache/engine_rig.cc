@@ -11,11 +11,11 @@
 namespace flashdir::testing {
 
 EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format::RamPolicy ram,
-                     std::uint64_t device_ram_bytes)
+                     std::uint64_t device_ram_bytes, Backend backend)
     : options_(options),
       backing_dir_(dir_ / "backing"),
       geometry_(small_ftl_geometry(blocks)),
-      chip_(Backend::memory, geometry_),
+      chip_(backend, geometry_),
       ftl_options_(small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy, ram)) {
   std::filesystem::create_directory(backing_dir_);
   ftl_options_.ram.budget_bytes = device_ram_bytes;

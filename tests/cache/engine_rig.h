@@ -1,6 +1,6 @@
-// An engine over a small FTL on a memory chip, a catalog and a backing directory in a temporary
-// directory, with the means to power-cycle it (the chip loses its RAM, the engine is dropped
-// without closing) and to reopen it cleanly.
+// An engine over a small FTL on a memory chip (or another backend), a catalog and a backing
+// directory in a temporary directory, with the means to power-cycle it (the chip loses its RAM,
+// the engine is dropped without closing) and to reopen it cleanly.
 #pragma once
 
 #include <memory>
@@ -21,7 +21,8 @@ class EngineRig {
   // The engine never commits in the background (commit_interval_ms is taken as 0): tests call
   // Engine::commit where they want one.
   explicit EngineRig(cache::EngineOptions options = {}, std::uint64_t blocks = 64,
-                     format::RamPolicy ram = format::RamPolicy::tree, std::uint64_t device_ram_bytes = 4096);
+                     format::RamPolicy ram = format::RamPolicy::tree, std::uint64_t device_ram_bytes = 4096,
+                     Backend backend = Backend::memory);
   ~EngineRig();
 
   cache::Engine& engine() { return *engine_; }

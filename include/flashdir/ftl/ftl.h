@@ -28,7 +28,7 @@
 // survive power cuts and restarts); take_newly_lost_lpns() hands the ones lost since the last
 // call (those recovery found included) to a cache that must drop what it kept there.
 //
-// Not thread-safe. After a chip error (power lost, I/O) every call fails; reopen the chip.
+// Not thread-safe (read_prepared() excepted). After a chip error (power lost, I/O) every call fails; reopen the chip.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,7 @@
 
 #include "flashdir/clock.h"
 #include "flashdir/ftl/options.h"
+#include "flashdir/ftl/prepared_read.h"
 #include "flashdir/ftl/stats.h"
 #include "flashdir/nand/chip.h"
 #include "flashdir/status.h"
@@ -89,6 +90,13 @@ class Ftl {
   // pages read as zeros; a page failing its checksum is a corruption error. On a metadata-only
   // chip host data is not kept, so `data` may be empty (and is zero-filled otherwise).
   Status read(Lpn first, std::uint32_t count, ByteSpan data);
+  // read() in three steps, the chip I/O in the middle one, which alone may run concurrently
+  // with other calls (include/flashdir/ftl/prepared_read.h). finish_read() returns what read()
+  // would have, and the statistics come out as read()'s; a prepared read must be finished
+  // before the next call that prepares `read` (other calls may come in between).
+  Status prepare_read(Lpn first, std::uint32_t count, ByteSpan data, PreparedRead& read);
+  void read_prepared(PreparedRead& read, ByteSpan data) const;
+  Status finish_read(PreparedRead& read, ByteSpan data);
   // Writes `count` pages; `data` is count * page_size bytes (may be empty on a metadata-only
   // chip). Returns the request's sequence number. A forced write bypasses the RAM buffer (and
   // drops any older buffered copy of its pages), as cache metadata that orders later writes needs.

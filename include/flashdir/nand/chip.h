@@ -25,7 +25,7 @@ struct ChipCounters {
 //    the prefix [0, next_page);
 //  - erase whole blocks; erasing returns every page of the block to the erased state.
 // Erased pages read as all 0xFF, data and OOB alike. A program that returned is on the chip.
-// Not thread-safe: the FTL that owns the chip serialises calls.
+// Not thread-safe: the FTL that owns the chip serialises calls, read_concurrently() excepted.
 class NandChip {
  public:
   virtual ~NandChip() = default;
@@ -56,6 +56,19 @@ class NandChip {
   virtual std::uint32_t next_page(BlockNumber block) const = 0;
   virtual std::uint32_t erase_count(BlockNumber block) const = 0;
   virtual const ChipCounters& counters() const = 0;
+
+  // Concurrent reads, for a chip that allows them (doc/nand.md, "Concurrent reads"):
+  // read_concurrently() may run in any thread while the owner programs and erases in another.
+  // It checks addresses and buffer sizes only and changes nothing (no counters, no clock), and
+  // it does not know which pages are programmed: the caller must know that the pages were
+  // programmed when it chose them, and afterwards (serialised again) that their blocks' erase
+  // counts did not change, or else discard what it read. charge_reads() (serialised) then
+  // counts the pages and advances the clock as read() would have. A chip that must see every
+  // operation as it happens (fault injection, real-time pacing) does not allow them; both calls
+  // fail there.
+  virtual bool concurrent_reads() const { return false; }
+  virtual Status read_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const;
+  virtual Status charge_reads(std::uint32_t pages);
 
   bool is_programmed(Ppn ppn) const { return geometry().page_in_block(ppn) < next_page(geometry().block_of(ppn)); }
 

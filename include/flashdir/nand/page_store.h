@@ -35,6 +35,12 @@ class PageStore {
   // Raw page access; the caller has checked ranges and sizes. Empty spans are skipped.
   virtual Status read_pages(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) = 0;
   virtual Status write_pages(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) = 0;
+  // read_pages() for a caller that does not hold the chip owner's serialisation: it may run
+  // while other threads write and discard other pages (what it reads of a page being written
+  // or discarded meanwhile is undefined bytes, never undefined behaviour). Only stores whose
+  // concurrent_reads() is true serve it; the others refuse.
+  virtual bool concurrent_reads() const { return false; }
+  virtual Status read_pages_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const;
   // Releases the storage of a block being erased (hole punching for images); afterwards no page
   // of it holds a valid OOB record, whatever the block table says.
   virtual Status discard_block(BlockNumber block) = 0;

@@ -25,6 +25,11 @@ class SimulatedChip final : public NandChip {
   Status erase(BlockNumber block) override;
   Status sync() override { return store_->sync(); }
 
+  // As the store allows: the image and memory stores do, the metadata-only store does not.
+  bool concurrent_reads() const override { return store_->concurrent_reads(); }
+  Status read_concurrently(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan oob) const override;
+  Status charge_reads(std::uint32_t pages) override;
+
   std::uint32_t next_page(BlockNumber block) const override;
   std::uint32_t erase_count(BlockNumber block) const override;
   const ChipCounters& counters() const override { return counters_; }
