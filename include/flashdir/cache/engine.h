@@ -25,8 +25,9 @@
 //   2b. backing lock   (per open file; the engine's own backing-file changes: write-back)
 //   3. cache lock      (one; the slot table, the FTL and the metadata store; held for slot work
 //                       and chip I/O only, never across backing I/O)
-// A read miss's backing read and a write's backing write hold no engine-wide lock. Hits on
-// different files do wait for each other's chip I/O under the cache lock (one FTL).
+// A read miss's backing read and a write's backing write hold no engine-wide lock, and a hit
+// releases the cache lock for its chip reads (doc/cache.md "Reads"): hits on different files
+// do not wait for each other's chip I/O, only for each other's lookups.
 #pragma once
 
 #include <cstdint>
