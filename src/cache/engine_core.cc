@@ -309,10 +309,16 @@ Status EngineCore::renamed(std::string_view from, std::string_view to) {
   std::lock_guard names(namespace_mutex_);
   auto replaced = catalog_.files_replaced_by_rename(from, to);
   if (!replaced.is_ok()) return replaced.status();
+  // The backing file has moved: the catalog follows it whatever happens to the chip, or a
+  // restart would look for the file's dirty pages under its old name (and lose them). Pages of
+  // a replaced file that cannot be dropped now (the engine stopped, e.g. a power cut met by the
+  // flusher) name a file id the catalog no longer has: a restart drops them as orphans.
+  Status dropped;
   {
     std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    for (const CatalogFile& gone : *replaced) FLASHDIR_TRY(drop_file_pages(gone.file_id, 0));
+    dropped = check_alive();
+    for (const CatalogFile& gone : *replaced)
+      if (dropped.is_ok()) dropped = drop_file_pages(gone.file_id, 0);
   }
   for (const CatalogFile& gone : *replaced) forget_dirty_file(gone.file_id);
   FLASHDIR_TRY(catalog_.rename(from, to));
@@ -342,7 +348,7 @@ Status EngineCore::renamed(std::string_view from, std::string_view to) {
     if (state->open_handles > 0) continue;
     if (moved_by_rename(state->path, source)) state->path = target + state->path.substr(source.size());
   }
-  return Status::ok();
+  return dropped;
 }
 
 Status EngineCore::refresh_after_rename(std::string_view to) {
