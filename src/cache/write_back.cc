@@ -94,10 +94,15 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      slots = slots_->dirty_slots_of(file_id, batch);
+      // The file's lowest dirty pages first: a batch that extends the backing file then leaves
+      // no dirty page below its end unwritten, so a cut before the next batch cannot leave a
+      // hole (zeros) inside the file where a dirty page was only in the device RAM.
+      slots = slots_->dirty_slots_of(file_id);
       if (slots.empty()) break;
-      std::sort(slots.begin(), slots.end(),
-                [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; });
+      const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
+      const std::size_t take = std::min(batch, slots.size());
+      std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
+      slots.resize(take);
       bytes.resize(slots.size() * page_size_);
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
