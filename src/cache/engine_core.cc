@@ -12,12 +12,6 @@
 namespace flashdir::cache {
 namespace {
 
-// Whether a rename of `source` moves `path`: the file itself, or anything under the directory.
-bool moved_by_rename(const std::string& path, const std::string& source) {
-  return path == source || (path.size() > source.size() && path.compare(0, source.size(), source) == 0 &&
-                            path[source.size()] == '/');
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -166,16 +160,12 @@ Result<std::uint64_t> EngineCore::validate(std::string_view relative_path, const
   return known->file_id;
 }
 
-Result<std::shared_ptr<FileState>> EngineCore::still_dirty(const std::string& path) {
-  auto known = catalog_.find_by_path(path);
-  if (!known.is_ok()) {
-    if (known.status().code() == StatusCode::not_found) return std::shared_ptr<FileState>();
-    return known.status();
-  }
+std::shared_ptr<FileState> EngineCore::still_dirty(const std::string& path) {
+  // Few files wait for the flusher: a scan is cheaper than a second catalog lookup per open.
   std::lock_guard cache(cache_mutex_);
-  const auto it = dirty_files_.find(known->file_id);
-  if (it == dirty_files_.end() || it->second->path != path) return std::shared_ptr<FileState>();
-  return it->second;
+  for (const auto& [file_id, state] : dirty_files_)
+    if (state->open_handles == 0 && state->path == path) return state;
+  return nullptr;
 }
 
 void EngineCore::forget_dirty_file(std::uint64_t file_id) {
@@ -205,12 +195,7 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   const std::string path(relative_path);
   std::shared_ptr<FileState>& state = open_files_[path];
   if (state == nullptr) {
-    auto resumed = still_dirty(path);
-    if (!resumed.is_ok()) {
-      open_files_.erase(path);
-      return resumed.status();
-    }
-    state = *resumed;
+    state = still_dirty(path);
   }
   if (state == nullptr) {
     // Validated only when nobody has it open through the engine: while open, the engine's own
@@ -300,183 +285,7 @@ Status EngineCore::release(FileHandle handle) {
   return catalog_.update_identity(file.file_id, *identity);
 }
 
-Status EngineCore::rename(std::string_view from, std::string_view to) {
-  FLASHDIR_TRY(backing_.rename(from, to));
-  return renamed(from, to);
-}
-
-Status EngineCore::renamed(std::string_view from, std::string_view to) {
-  std::lock_guard names(namespace_mutex_);
-  auto replaced = catalog_.files_replaced_by_rename(from, to);
-  if (!replaced.is_ok()) return replaced.status();
-  // The backing file has moved: the catalog follows it whatever happens to the chip, or a
-  // restart would look for the file's dirty pages under its old name (and lose them). Pages of
-  // a replaced file that cannot be dropped now (the engine stopped, e.g. a power cut met by the
-  // flusher) name a file id the catalog no longer has: a restart drops them as orphans.
-  Status dropped;
-  {
-    std::lock_guard cache(cache_mutex_);
-    dropped = check_alive();
-    for (const CatalogFile& gone : *replaced)
-      if (dropped.is_ok()) dropped = drop_file_pages(gone.file_id, 0);
-  }
-  for (const CatalogFile& gone : *replaced) forget_dirty_file(gone.file_id);
-  FLASHDIR_TRY(catalog_.rename(from, to));
-  FLASHDIR_TRY(refresh_after_rename(to));
-  // Open files follow: the file itself, or everything under a renamed directory.
-  const std::string source(from);
-  const std::string target(to);
-  std::vector<std::pair<std::string, std::shared_ptr<FileState>>> moved;
-  for (auto it = open_files_.begin(); it != open_files_.end();) {
-    const std::string& path = it->first;
-    if (moved_by_rename(path, source)) {
-      moved.emplace_back(target + path.substr(source.size()), std::move(it->second));
-      open_files_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-  for (auto& [path, state] : moved) {
-    if (auto clash = open_files_.find(path); clash != open_files_.end()) clash->second->unlinked = true;
-    state->path = path;
-    open_files_[path] = std::move(state);
-  }
-  // Files closed with dirty pages still waiting for the flusher follow too (still_dirty finds
-  // them by path).
-  std::lock_guard cache(cache_mutex_);
-  for (auto& [file_id, state] : dirty_files_) {
-    if (state->open_handles > 0) continue;
-    if (moved_by_rename(state->path, source)) state->path = target + state->path.substr(source.size());
-  }
-  return dropped;
-}
-
-Status EngineCore::refresh_after_rename(std::string_view to) {
-  // rename(2) changes the renamed file's ctime, and only that: a file that is otherwise as the
-  // catalog knows it keeps its pages. (Files under a renamed directory keep their ctime.)
-  auto known = catalog_.find_by_path(to);
-  if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
-  auto file = backing_.open(to);
-  if (!file.is_ok()) return Status::ok();  // not a file the engine can open: validated at its next open
-  auto identity = (*file)->stat();
-  if (!identity.is_ok()) return identity.status();
-  BackingIdentity expected = known->identity;
-  expected.ctime_ns = identity->ctime_ns;
-  if (*identity != expected) return Status::ok();
-  return catalog_.update_identity(known->file_id, *identity);
-}
-
-Status EngineCore::unlink(std::string_view relative_path) {
-  FLASHDIR_TRY(backing_.unlink(relative_path));
-  return unlinked(relative_path);
-}
-
-Status EngineCore::unlinked(std::string_view relative_path) {
-  std::lock_guard names(namespace_mutex_);
-  auto known = catalog_.find_by_path(relative_path);
-  if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
-  // The catalog forgets the path now, so that a new file there gets a new id. A file still open
-  // is read and written on under its old id; its pages go at its last release, and a restart
-  // drops any left as orphans.
-  FLASHDIR_TRY(catalog_.remove_file(known->file_id));
-  if (auto open = open_files_.find(std::string(relative_path)); open != open_files_.end()) {
-    open->second->unlinked = true;
-    open_files_.erase(open);
-    return Status::ok();
-  }
-  {
-    std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    FLASHDIR_TRY(drop_file_pages(known->file_id, 0));
-  }
-  // A file released with dirty pages that failed to go back: nothing left to write back.
-  forget_dirty_file(known->file_id);
-  return Status::ok();
-}
-
 // ---- data ----
-
-Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out) {
-  auto open = handle_of(handle);
-  if (!open.is_ok()) return open.status();
-  FileState& file = *(*open)->file;
-  BackingFile& backing = *(*open)->backing;
-  std::shared_lock file_lock(file.lock);
-  ++counters_.read_requests;
-  const std::uint64_t size = file.size_bytes.load();
-  if (offset >= size || out.empty()) return std::size_t{0};
-  const std::uint64_t end = std::min<std::uint64_t>(size, offset + out.size());
-  const bool admit = options_.read_sequential_cutoff_bytes == 0 ||
-                     file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes;
-  const std::uint64_t first_page = offset / page_size_;
-  const std::uint64_t last_page = (end - 1) / page_size_;
-  const std::uint64_t eof_page = (size - 1) / page_size_;
-  thread_local std::vector<std::uint8_t> pages;
-
-  for (std::uint64_t page = first_page; page <= last_page;) {
-    const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
-    pages.resize(std::size_t{kMaxRunPages + options_.read_ahead_pages} * page_size_);
-    const std::uint64_t run_start = page * page_size_;
-    // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
-    const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
-    const bool direct = direct_pages > 0;
-    std::uint32_t served = 0;
-    std::uint32_t missing = 0;
-    {
-      std::unique_lock cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      auto hit = direct ? read_hit(cache, file.file_id, page,
-                                   static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
-                                   out.subspan(run_start - offset))
-                        : read_hit(cache, file.file_id, page, wanted, pages);
-      if (!hit.is_ok()) return hit.status();
-      served = *hit;
-      if (served == 0) {
-        // The miss extends past the request by the read-ahead, up to the end of the file.
-        const auto reach = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(eof_page - page + 1, std::uint64_t{wanted} + options_.read_ahead_pages));
-        missing = missing_run(file.file_id, page, reach);
-      }
-    }
-    if (served > 0) {
-      counters_.read_hit_pages += served;
-      if (direct) {
-        page += served;
-        continue;
-      }
-    } else {
-      const std::size_t bytes = std::size_t{missing} * page_size_;
-      std::fill_n(pages.begin(), bytes, std::uint8_t{0});
-      auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
-      if (!got.is_ok()) {
-        ++counters_.backing_errors;
-        return got.status();
-      }
-      served = std::min<std::uint32_t>(missing, wanted);
-      counters_.read_miss_pages += served;
-      counters_.read_ahead_pages += missing - served;
-      if (admit) {
-        std::uint32_t first_admitted = 0;
-        while (first_admitted < missing && !promoted(file.file_id, page + first_admitted)) ++first_admitted;
-        if (first_admitted < missing) {
-          std::lock_guard cache(cache_mutex_);
-          FLASHDIR_TRY(check_alive());
-          auto stored = store_pages(file.file_id, page + first_admitted, missing - first_admitted,
-                                    ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true);
-          if (!stored.is_ok()) return stored.status();
-        }
-      } else {
-        counters_.cutoff_bypassed_pages += missing;
-      }
-    }
-    // Copy the part of the served pages the caller asked for.
-    const std::uint64_t from = std::max(offset, run_start);
-    const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
-    std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);
-    page += served;
-  }
-  return static_cast<std::size_t>(end - offset);
-}
 
 Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, ConstByteSpan data) {
   auto open = handle_of(handle);
@@ -680,83 +489,6 @@ Status EngineCore::close() {
 }
 
 // ---- slots (cache_mutex_ held) ----
-
-EngineCore::CachedRun EngineCore::cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
-  const std::optional<SlotIndex> first = slots_->find(file_id, page);
-  if (!first || max_pages == 0) return {};
-  const SlotIndex slot = *first;
-  std::uint32_t run = 1;
-  while (run < max_pages && slot + run < slots_->capacity() && slots_->find(file_id, page + run) == slot + run) ++run;
-  return {slot, run};
-}
-
-Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
-                                                  ByteSpan out) {
-  const CachedRun run = cached_run(file_id, page, max_pages);
-  if (run.pages == 0) return std::uint32_t{0};
-  Status read = ftl_.read(layout_.data_lpn(run.slot), run.pages, out.first(std::size_t{run.pages} * page_size_));
-  return serve_run(file_id, page, run, read, out);
-}
-
-Result<std::uint32_t> EngineCore::read_hit(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
-                                           std::uint64_t page, std::uint32_t max_pages, ByteSpan out) {
-  const CachedRun run = cached_run(file_id, page, max_pages);
-  if (run.pages == 0) return std::uint32_t{0};
-  const ByteSpan bytes = out.first(std::size_t{run.pages} * page_size_);
-  thread_local PreparedRead prepared;
-  if (Status s = ftl_.prepare_read(layout_.data_lpn(run.slot), run.pages, bytes, prepared); !s.is_ok()) return fail(s);
-  if (prepared.concurrent()) {
-    // The FTL checks on finishing that no block of the run was erased meanwhile (GC), and
-    // reads again what was; the slots are checked below. The file lock (shared) keeps writes
-    // to these pages out, so a slot that still holds its page holds the same bytes.
-    cache.unlock();
-    ftl_.read_prepared(prepared, bytes);
-    cache.lock();
-  }
-  Status read = ftl_.finish_read(prepared, bytes);
-  FLASHDIR_TRY(check_alive());
-  if (cached_run(file_id, page, run.pages) != run) {
-    // Evicted or dropped while the lock was free: `bytes` may be another page's. The locked
-    // path serves what is cached now.
-    if (!read.is_ok() && read.code() != StatusCode::corruption) return fail(read);
-    return read_cached_run(file_id, page, max_pages, out);
-  }
-  return serve_run(file_id, page, run, read, out);
-}
-
-Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t page, CachedRun run, Status read,
-                                            ByteSpan out) {
-  const SlotIndex slot = run.slot;
-  if (read.code() == StatusCode::corruption) {
-    // Page by page, to keep what is good; a page that fails is dropped and read from the backing
-    // file by the caller. Its bytes are never served.
-    for (std::uint32_t i = 0; i < run.pages; ++i) {
-      Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
-      if (one.code() == StatusCode::corruption) {
-        ++counters_.corrupt_pages;
-        const bool dirty = slots_->dirty(slot + i);
-        FLASHDIR_TRY(drop_slots({slot + i}));
-        // A dirty page has no other copy: the read fails rather than serve older bytes.
-        if (dirty)
-          return Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
-                                                page + i, file_id));
-        run.pages = i;
-        break;
-      }
-      if (!one.is_ok()) return fail(one);
-    }
-  } else if (!read.is_ok()) {
-    return fail(read);
-  }
-  for (std::uint32_t i = 0; i < run.pages; ++i) slots_->reference(slot + i);
-  return run.pages;
-}
-
-std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
-  std::uint32_t run = 0;
-  while (run < max_pages && !slots_->find(file_id, page + run)) ++run;
-  return run;
-}
 
 Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
                                               ConstByteSpan data, bool admit_new, bool dirty) {

@@ -79,7 +79,7 @@ class EngineCore {
   // flusher: its state, if `path` names it, so that a reopen carries on with it (its size, its
   // dirty pages) instead of validating it, which would drop those pages as stale. Namespace
   // lock held.
-  Result<std::shared_ptr<FileState>> still_dirty(const std::string& path);
+  std::shared_ptr<FileState> still_dirty(const std::string& path);
   // Takes a file out of dirty_files_ and closes its write-back descriptor (after its pages were
   // dropped). Namespace lock held, no other.
   void forget_dirty_file(std::uint64_t file_id);

@@ -1,0 +1,171 @@
+// Reads (doc/cache.md "Reads"): hits served from the FTL, their chip reads outside the cache
+// lock; misses read from the backing file and admitted.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cache/engine_core.h"
+
+namespace flashdir::cache {
+
+Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  BackingFile& backing = *(*open)->backing;
+  std::shared_lock file_lock(file.lock);
+  ++counters_.read_requests;
+  const std::uint64_t size = file.size_bytes.load();
+  if (offset >= size || out.empty()) return std::size_t{0};
+  const std::uint64_t end = std::min<std::uint64_t>(size, offset + out.size());
+  const bool admit = options_.read_sequential_cutoff_bytes == 0 ||
+                     file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes;
+  const std::uint64_t first_page = offset / page_size_;
+  const std::uint64_t last_page = (end - 1) / page_size_;
+  const std::uint64_t eof_page = (size - 1) / page_size_;
+  thread_local std::vector<std::uint8_t> pages;
+
+  for (std::uint64_t page = first_page; page <= last_page;) {
+    const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
+    pages.resize(std::size_t{kMaxRunPages + options_.read_ahead_pages} * page_size_);
+    const std::uint64_t run_start = page * page_size_;
+    // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
+    const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
+    const bool direct = direct_pages > 0;
+    std::uint32_t served = 0;
+    std::uint32_t missing = 0;
+    {
+      std::unique_lock cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      auto hit = direct ? read_hit(cache, file.file_id, page,
+                                   static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
+                                   out.subspan(run_start - offset))
+                        : read_hit(cache, file.file_id, page, wanted, pages);
+      if (!hit.is_ok()) return hit.status();
+      served = *hit;
+      if (served == 0) {
+        // The miss extends past the request by the read-ahead, up to the end of the file.
+        const auto reach = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(eof_page - page + 1, std::uint64_t{wanted} + options_.read_ahead_pages));
+        missing = missing_run(file.file_id, page, reach);
+      }
+    }
+    if (served > 0) {
+      counters_.read_hit_pages += served;
+      if (direct) {
+        page += served;
+        continue;
+      }
+    } else {
+      const std::size_t bytes = std::size_t{missing} * page_size_;
+      std::fill_n(pages.begin(), bytes, std::uint8_t{0});
+      auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
+      if (!got.is_ok()) {
+        ++counters_.backing_errors;
+        return got.status();
+      }
+      served = std::min<std::uint32_t>(missing, wanted);
+      counters_.read_miss_pages += served;
+      counters_.read_ahead_pages += missing - served;
+      if (admit) {
+        std::uint32_t first_admitted = 0;
+        while (first_admitted < missing && !promoted(file.file_id, page + first_admitted)) ++first_admitted;
+        if (first_admitted < missing) {
+          std::lock_guard cache(cache_mutex_);
+          FLASHDIR_TRY(check_alive());
+          auto stored = store_pages(file.file_id, page + first_admitted, missing - first_admitted,
+                                    ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true);
+          if (!stored.is_ok()) return stored.status();
+        }
+      } else {
+        counters_.cutoff_bypassed_pages += missing;
+      }
+    }
+    // Copy the part of the served pages the caller asked for.
+    const std::uint64_t from = std::max(offset, run_start);
+    const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
+    std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);
+    page += served;
+  }
+  return static_cast<std::size_t>(end - offset);
+}
+
+EngineCore::CachedRun EngineCore::cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
+  const std::optional<SlotIndex> first = slots_->find(file_id, page);
+  if (!first || max_pages == 0) return {};
+  const SlotIndex slot = *first;
+  std::uint32_t run = 1;
+  while (run < max_pages && slot + run < slots_->capacity() && slots_->find(file_id, page + run) == slot + run) ++run;
+  return {slot, run};
+}
+
+Result<std::uint32_t> EngineCore::read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
+                                                  ByteSpan out) {
+  const CachedRun run = cached_run(file_id, page, max_pages);
+  if (run.pages == 0) return std::uint32_t{0};
+  Status read = ftl_.read(layout_.data_lpn(run.slot), run.pages, out.first(std::size_t{run.pages} * page_size_));
+  return serve_run(file_id, page, run, read, out);
+}
+
+Result<std::uint32_t> EngineCore::read_hit(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
+                                           std::uint64_t page, std::uint32_t max_pages, ByteSpan out) {
+  const CachedRun run = cached_run(file_id, page, max_pages);
+  if (run.pages == 0) return std::uint32_t{0};
+  const ByteSpan bytes = out.first(std::size_t{run.pages} * page_size_);
+  thread_local PreparedRead prepared;
+  if (Status s = ftl_.prepare_read(layout_.data_lpn(run.slot), run.pages, bytes, prepared); !s.is_ok()) return fail(s);
+  if (prepared.concurrent()) {
+    // The FTL checks on finishing that no block of the run was erased meanwhile (GC), and
+    // reads again what was; the slots are checked below. The file lock (shared) keeps writes
+    // to these pages out, so a slot that still holds its page holds the same bytes.
+    cache.unlock();
+    ftl_.read_prepared(prepared, bytes);
+    cache.lock();
+  }
+  Status read = ftl_.finish_read(prepared, bytes);
+  FLASHDIR_TRY(check_alive());
+  if (cached_run(file_id, page, run.pages) != run) {
+    // Evicted or dropped while the lock was free: `bytes` may be another page's. The locked
+    // path serves what is cached now.
+    if (!read.is_ok() && read.code() != StatusCode::corruption) return fail(read);
+    return read_cached_run(file_id, page, max_pages, out);
+  }
+  return serve_run(file_id, page, run, read, out);
+}
+
+Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t page, CachedRun run, Status read,
+                                            ByteSpan out) {
+  const SlotIndex slot = run.slot;
+  if (read.code() == StatusCode::corruption) {
+    // Page by page, to keep what is good; a page that fails is dropped and read from the backing
+    // file by the caller. Its bytes are never served.
+    for (std::uint32_t i = 0; i < run.pages; ++i) {
+      Status one = ftl_.read(layout_.data_lpn(slot + i), 1, out.subspan(std::size_t{i} * page_size_, page_size_));
+      if (one.code() == StatusCode::corruption) {
+        ++counters_.corrupt_pages;
+        const bool dirty = slots_->dirty(slot + i);
+        FLASHDIR_TRY(drop_slots({slot + i}));
+        // A dirty page has no other copy: the read fails rather than serve older bytes.
+        if (dirty)
+          return Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
+                                                page + i, file_id));
+        run.pages = i;
+        break;
+      }
+      if (!one.is_ok()) return fail(one);
+    }
+  } else if (!read.is_ok()) {
+    return fail(read);
+  }
+  for (std::uint32_t i = 0; i < run.pages; ++i) slots_->reference(slot + i);
+  return run.pages;
+}
+
+std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {
+  std::uint32_t run = 0;
+  while (run < max_pages && !slots_->find(file_id, page + run)) ++run;
+  return run;
+}
+
+}  // namespace flashdir::cache
