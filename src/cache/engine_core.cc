@@ -129,9 +129,20 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
         if (!slots_->dirty(slot)) clean.push_back(slot);
       FLASHDIR_TRY(invalidate(file_id, clean));
     }
-    // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file).
-    FLASHDIR_TRY(write_back(file_id, **file, before->size_bytes, 0));
-    restart_.written_back_slots += dirty;
+    // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file
+    // once they are durable here). The pages from the one holding that end on then leave: they
+    // may hold bytes past it that the backing file never got, and a later extension of the file
+    // must read zeros there.
+    const std::uint64_t end = before->size_bytes;
+    std::uint64_t past_end = 0;
+    for (SlotIndex slot : slots_->dirty_slots_of(file_id))
+      if (slots_->key(slot).page_no * page_size_ >= end) ++past_end;
+    FLASHDIR_TRY(write_back(file_id, **file, end, 0));
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
+    }
+    restart_.written_back_slots += dirty - past_end;
     auto after = (*file)->stat();
     if (!after.is_ok()) return after.status();
     FLASHDIR_TRY(catalog_.update_identity(file_id, *after));
@@ -441,9 +452,17 @@ Status EngineCore::fsync(FileHandle handle) {
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
   if (options_.write_mode == WriteMode::write_back) {
-    // The dirty pages become durable in the cache, and the backing file takes the file's size:
-    // a restart writes dirty pages back up to the backing file's end, so the size must be there.
+    // The dirty pages become durable in the cache, then the backing file takes the file's size:
+    // a restart writes dirty pages back up to the backing file's end, so the size must be there,
+    // but only once the pages are — in the other order a cut between the two leaves zeros in
+    // the backing file where the pages were.
     std::lock_guard backing_lock(file.backing_mutex);
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
+      const auto dirty = slots_->dirty_slots_of(file.file_id);
+      if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
+    }
     BackingFile& backing = *(*open)->backing;
     auto identity = backing.stat();
     if (!identity.is_ok()) return identity.status();
@@ -454,10 +473,6 @@ Status EngineCore::fsync(FileHandle handle) {
       }
       FLASHDIR_TRY(note_own_change(file, backing));
     }
-    std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    const auto dirty = slots_->dirty_slots_of(file.file_id);
-    if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
   }
   // Write-through and write-around: every byte written is in the backing file already.
   if (Status s = (*open)->backing->sync(); !s.is_ok()) {

@@ -47,9 +47,11 @@ class EngineRig {
   // write-back of dirty pages, the drops). Returns the restart's status (ok if it needed fewer).
   Status power_cycle_cut_in_restart(std::uint64_t operations);
   bool power_lost() const { return faulty_ != nullptr && faulty_->power_lost(); }
-  // Cuts the power at the next chip operation (the rig must run over a FaultyChip: after a
-  // power_cycle with a plan, FaultPlan{} for none).
-  void cut_at_next_chip_operation() { faulty_->cut_at_operation(faulty_->operations()); }
+  // Cuts the power at the chip operation `skipped` operations from now, the next one by default
+  // (the rig must run over a FaultyChip: after a power_cycle with a plan, FaultPlan{} for none).
+  void cut_at_next_chip_operation(std::uint64_t skipped = 0) {
+    faulty_->cut_at_operation(faulty_->operations() + skipped);
+  }
   // A clean close and reopen.
   Status restart();
   Status reopen_with(const cache::EngineOptions& options);

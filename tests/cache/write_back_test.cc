@@ -272,3 +272,62 @@ TEST_CASE("write-back: a rename after the engine stopped still moves the file's 
   REQUIRE(after.size() == 8 * P);
   CHECK(std::equal(bytes.begin(), bytes.end(), after.begin()));
 }
+
+TEST_CASE("write-back: a cut inside the fsync of an append leaves the old end or the new bytes, never zeros") {
+  // Found by the daemon's kill -9 test: fsync extended the backing file to the new size before
+  // the appended pages were durable in the cache, so a cut between the two left the old file
+  // followed by zeros where the appended records had been.
+  bool fsync_ran_to_its_end = false;
+  for (std::uint64_t skipped = 0; skipped < 200 && !fsync_ran_to_its_end; ++skipped) {
+    INFO("cut " << skipped << " chip operations into the fsync");
+    EngineRig rig(write_back(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
+    REQUIRE(rig.power_cycle(flashdir::FaultPlan{}).is_ok());
+    const std::uint32_t P = rig.page_size();
+    const auto before = pattern(1, 2 * P);
+    rig.put("log", before);
+    auto file = rig.engine().open_file("log");
+    REQUIRE(file.is_ok());
+    auto after = before;
+    apply(after, 2 * P, pattern(2, 3 * P));
+    REQUIRE(rig.engine().write(*file, 2 * P, pattern(2, 3 * P)).is_ok());
+    rig.cut_at_next_chip_operation(skipped);
+    const bool synced = rig.engine().fsync(*file).is_ok();
+    fsync_ran_to_its_end = !rig.power_lost();
+    REQUIRE(rig.power_cycle().is_ok());
+    const auto found = rig.get("log");
+    if (synced) CHECK(found == after);
+    else CHECK((found == before || found == after));
+    CHECK(rig.read_through("log", 0, after.size() + 1) == found);
+  }
+  CHECK(fsync_ran_to_its_end);
+}
+
+TEST_CASE("write-back: pages past the backing file's end after a cut are dropped, so an extension reads zeros") {
+  // A commit makes dirty pages durable without extending the backing file (only fsync does):
+  // after a cut the restart cuts them off at the backing file's end, and must not keep them as
+  // clean copies of bytes the file never had.
+  EngineRig rig(write_back(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
+  const std::uint32_t P = rig.page_size();
+  const auto before = pattern(1, 2 * P + 100);
+  rig.put("f", before);
+  REQUIRE(rig.read_through("f", 0, before.size()) == before);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  REQUIRE(rig.engine().write(*file, 2 * P + 100, pattern(2, 3 * P)).is_ok());
+  REQUIRE(rig.engine().commit().is_ok());
+  REQUIRE(rig.power_cycle().is_ok());
+  const auto restart = rig.engine().stats().restart;
+  CHECK(restart.dirty_slots == 4);
+  CHECK(restart.written_back_slots == 1);  // the page holding the old end, cut at it
+  CHECK(rig.get("f") == before);
+  CHECK(rig.engine().stats().cached_pages == 2);  // the two whole pages below the end
+
+  file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  REQUIRE(rig.engine().truncate(*file, 6 * P).is_ok());
+  auto extended = before;
+  extended.resize(6 * P, 0);
+  CHECK(rig.read_through("f", 0, 6 * P) == extended);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("f") == extended);
+}

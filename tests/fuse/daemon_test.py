@@ -367,9 +367,11 @@ def check_write_back_files(check, where, root, allowed, synced_records, records,
     with open(f"{root}/wb-log", "rb") as f:
         log = f.read()
     expected = b"".join(wb_record("log", r, 0) for r in range(records))
+    wrong = [r for r in range(len(log) // 4096) if log[r * 4096:(r + 1) * 4096] != expected[r * 4096:(r + 1) * 4096]]
     check.check(synced_records * 4096 <= len(log) <= records * 4096 and log == expected[:len(log)],
                 f"{where}: the appended log keeps its {synced_records} fsync'd records and no garbage "
-                f"({len(log)} bytes, {records} records written)")
+                f"({len(log)} bytes, {records} records written; wrong records {wrong[:5]} of {len(wrong)}, "
+                f"the first holds {log[wrong[0] * 4096:wrong[0] * 4096 + 24] if wrong else b''!r})")
 
 
 def kill9_write_back(check, top):
