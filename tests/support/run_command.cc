@@ -37,4 +37,9 @@ std::string tool_path(const char* env_name) {
   throw std::runtime_error(std::string(env_name) + " is not set and names no tool of the build tree");
 }
 
+std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
+CommandResult mkfs(const std::string& args) { return run_command(tool_path("MKFS_FLASHDIR") + " " + args); }
+CommandResult fsck(const std::string& args) { return run_command(tool_path("FSCK_FLASHDIR") + " " + args); }
+
 }  // namespace flashdir::testing

@@ -25,10 +25,6 @@ using namespace flashdir::testing;
 
 namespace {
 
-CommandResult fsck(const std::string& args) { return run_command(tool_path("FSCK_FLASHDIR") + " " + args); }
-CommandResult mkfs(const std::string& args) { return run_command(tool_path("MKFS_FLASHDIR") + " " + args); }
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
-
 constexpr std::size_t kFileBytes = 40 * 4096 + 1000;  // 41 pages, the last one partial
 
 std::vector<std::uint8_t> contents(int tag) {
