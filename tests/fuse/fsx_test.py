@@ -11,7 +11,6 @@ and insert range itself (EOPNOTSUPP, doc/daemon.md "fallocate modes"), whatever 
 
 FLASHDIR_FUSE_SEED picks the run, FLASHDIR_FSX_OPS its length (default 2500 per mode).
 """
-import ctypes
 import errno
 import mmap
 import os
@@ -33,16 +32,6 @@ FALLOC_FL_INSERT_RANGE = 0x20
 # Refused by the kernel's FUSE client before a daemon sees them.
 FUSE_REFUSES = {f"fallocate {FALLOC_FL_COLLAPSE_RANGE:#x}": errno.EOPNOTSUPP,
                 f"fallocate {FALLOC_FL_INSERT_RANGE:#x}": errno.EOPNOTSUPP}
-
-libc = ctypes.CDLL(None, use_errno=True)
-libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
-
-
-def fallocate(fd, mode, offset, length):
-    if libc.fallocate(fd, mode, offset, length) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
-
 
 class Exerciser:
     def __init__(self, path, seed, log):
@@ -162,7 +151,7 @@ class Exerciser:
         self.log.append(f"fallocate mode {mode:#x} {offset} {length}")
         name = f"fallocate {mode:#x}"
         try:
-            fallocate(self.fd, mode, offset, length)
+            harness.fallocate(self.fd, mode, offset, length)
         except OSError as e:
             # Refused: the same refusal each time for an operation the filesystem lacks, and
             # the ranges collapse and insert need (inside the file, aligned).

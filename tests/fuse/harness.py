@@ -5,6 +5,7 @@ Every test script is run by meson (tests/meson.build) with FLASHDIR set to the d
 Exit code 77 tells meson the test was skipped.
 """
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -185,3 +186,14 @@ class Checker:
     def finish(self):
         print(f"{self.name}: {self.checks - len(self.failures)}/{self.checks} checks passed")
         return 1 if self.failures else 0
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+
+
+def fallocate(fd, mode, offset, length):
+    """fallocate(2) with its mode (Python's os module has only posix_fallocate)."""
+    if _libc.fallocate(fd, mode, offset, length) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))

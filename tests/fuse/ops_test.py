@@ -21,18 +21,11 @@ AT_FDCWD = -100
 UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE = 0x01, 0x02, 0x08
 FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x10, 0x20
-libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
 NOBODY_UID, NOBODY_GID = 65534, 65534
 
 
 class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
-
-
-def fallocate_range(fd, mode, offset, length):
-    if libc.fallocate(fd, mode, offset, length) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, os.strerror(e))
 
 
 def renameat2(old, new, flags):
@@ -122,7 +115,7 @@ def root_steps():
                                      (FALLOC_FL_ZERO_RANGE, 20000, 5000),
                                      (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 60000, 20000),
                                      (FALLOC_FL_KEEP_SIZE, 65536, 65536), (0, 70000, 10000)):
-            fallocate_range(fd, mode, offset, length)
+            harness.fallocate(fd, mode, offset, length)
             out.append([mode, os.fstat(fd).st_size, os.pread(fd, 1 << 20, 0).hex(), os.lseek(fd, 0, os.SEEK_HOLE)])
         os.close(fd)
         return out
@@ -431,7 +424,7 @@ def mount_only(check, top, plain, backing, mountpoint, mount):
     write_file(f"{mountpoint}/shift", b"s" * 16384)
     fd = os.open(f"{mountpoint}/shift", os.O_RDWR)
     for mode in (FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE):
-        check.check(outcome(lambda: fallocate_range(fd, mode, 4096, 4096)) == f"errno {errno.errorcode[errno.EOPNOTSUPP]}",
+        check.check(outcome(lambda: harness.fallocate(fd, mode, 4096, 4096)) == f"errno {errno.errorcode[errno.EOPNOTSUPP]}",
                     f"fallocate mode {mode:#x} is refused with EOPNOTSUPP")
     check.check(os.pread(fd, 1 << 20, 0) == b"s" * 16384, "a refused collapse or insert changes nothing")
     os.close(fd)
