@@ -137,7 +137,9 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     std::uint64_t past_end = 0;
     for (SlotIndex slot : slots_->dirty_slots_of(file_id))
       if (slots_->key(slot).page_no * page_size_ >= end) ++past_end;
-    FLASHDIR_TRY(write_back(file_id, **file, end, 0));
+    Status lost;
+    FLASHDIR_TRY(write_back(file_id, **file, end, 0, lost));
+    FLASHDIR_TRY(lost);
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
@@ -293,7 +295,8 @@ Status EngineCore::release(FileHandle handle) {
     FLASHDIR_TRY(check_alive());
     FLASHDIR_TRY(drop_stale(file.file_id));
   }
-  return catalog_.update_identity(file.file_id, *identity);
+  FLASHDIR_TRY(catalog_.update_identity(file.file_id, *identity));
+  return take_write_back_error(file);
 }
 
 // ---- data ----
@@ -473,6 +476,7 @@ Status EngineCore::fsync(FileHandle handle) {
       }
       FLASHDIR_TRY(note_own_change(file, backing));
     }
+    FLASHDIR_TRY(take_write_back_error(file));
   }
   // Write-through and write-around: every byte written is in the backing file already.
   if (Status s = (*open)->backing->sync(); !s.is_ok()) {

@@ -117,9 +117,16 @@ class EngineCore {
                                        std::uint64_t offset, ConstByteSpan data);
   // Writes dirty pages of `file_id` back to `target` (cut at `size_bytes`), syncs it and marks
   // them clean; at most about `max_pages` (0: all). Takes cache_mutex_ only around slot work.
-  Status write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes, std::size_t max_pages);
-  // write_back() for an open file, its backing_mutex held.
+  // An error leaves the pages not written dirty, except pages that can never go back, which are
+  // dropped and the reason put in `lost`: a damaged page, or one past the largest file the
+  // backing allows (EFBIG: its file system's limit, or the daemon's RLIMIT_FSIZE).
+  Status write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes, std::size_t max_pages,
+                    Status& lost);
+  // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
+  // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);
+  // The file's write_back_error, cleared: reported once, by the next fsync or close.
+  static Status take_write_back_error(FileState& file);
   void run_flusher();
   void stop_flusher();
   // The committer thread (commit.cc): commit() every options_.commit_interval_ms.

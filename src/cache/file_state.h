@@ -49,6 +49,9 @@ struct FileState {
   // write-back: the handle of the last write, through which its dirty pages go back (kept
   // open until they have); guarded by backing_mutex.
   std::shared_ptr<BackingFile> write_target;
+  // write-back: why dirty pages of the file had to be dropped unwritten (by the flusher, a
+  // truncate), until an fsync or close reports it; guarded by backing_mutex.
+  Status write_back_error;
   int open_handles = 0;      // guarded by the namespace lock
   bool unlinked = false;     // guarded by the namespace lock: gone from the catalog, pages dropped at the last release
   SequentialStream read_stream;

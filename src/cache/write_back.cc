@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "cache/engine_core.h"
 
@@ -82,10 +85,9 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
 }
 
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
-                              std::size_t max_pages) {
+                              std::size_t max_pages, Status& lost) {
   const std::size_t batch = std::max<std::size_t>(1, options_.flush_batch_pages);
   std::size_t written = 0;
-  Status lost;
   std::vector<std::uint8_t> bytes;
   while (max_pages == 0 || written < max_pages) {
     std::vector<SlotIndex> slots;
@@ -123,6 +125,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
       }
     }
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
+    std::optional<std::uint64_t> unwritable_from;  // the first page past the backing's largest file
     for (std::size_t i = 0, k = 0; i < slots.size(); ++i) {
       if (slots[i] == UINT32_MAX) continue;
       const std::uint64_t start = keys[k++].page_no * page_size_;
@@ -130,7 +133,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
       const std::uint64_t length = std::min<std::uint64_t>(page_size_, size_bytes - start);
       if (Status s = target.write(start, ConstByteSpan(bytes).subspan(i * page_size_, length)); !s.is_ok()) {
         ++counters_.backing_errors;
-        return s;
+        if (s.sys_errno() != EFBIG) return s;
+        // No later attempt can write it, nor any page after it: the batch's earlier pages are
+        // finished below, and the file's pages from this one on dropped.
+        unwritable_from = keys[k - 1].page_no;
+        lost = s;
+        flushed.resize(k - 1);
+        keys.resize(k - 1);
+        break;
       }
     }
     if (Status s = target.sync(); !s.is_ok()) {
@@ -149,15 +159,28 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
     counters_.written_back_pages += clean.size();
     written += flushed.size();
+    if (unwritable_from) FLASHDIR_TRY(drop_file_pages(file_id, *unwritable_from));
     slot_cleaned_.notify_all();
+    if (unwritable_from) break;
   }
-  return lost;
+  return Status::ok();
 }
 
 Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
-  FLASHDIR_TRY(write_back(file.file_id, *file.write_target, file.size_bytes, max_pages));
-  return note_own_change(file, *file.write_target);
+  Status lost;
+  Status flushed = write_back(file.file_id, *file.write_target, file.size_bytes, max_pages, lost);
+  if (!lost.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost;
+  FLASHDIR_TRY(flushed);
+  FLASHDIR_TRY(note_own_change(file, *file.write_target));
+  // Pages past the backing's largest file went (every dirty page below them went back first):
+  // the file ends where the backing file does, or the next fsync would try to extend it there.
+  if (lost.sys_errno() == EFBIG) file.size_bytes = std::min(file.size_bytes.load(), file.expected.size_bytes);
+  return Status::ok();
+}
+
+Status EngineCore::take_write_back_error(FileState& file) {
+  return std::exchange(file.write_back_error, Status::ok());
 }
 
 Status EngineCore::write_back(FileHandle handle) {
@@ -165,7 +188,8 @@ Status EngineCore::write_back(FileHandle handle) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::lock_guard backing_lock(file.backing_mutex);
-  return flush_file_locked(file, 0);
+  FLASHDIR_TRY(flush_file_locked(file, 0));
+  return take_write_back_error(file);
 }
 
 void EngineCore::run_flusher() {

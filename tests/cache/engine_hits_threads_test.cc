@@ -1,7 +1,10 @@
 // Hits on different files read the chip outside the engine's cache lock (EngineCore::read_hit):
 // while they do, a writer's admissions evict their slots and the FTL's GC moves their pages.
-// Every byte a reader gets must be its file's.
+// Every byte a reader gets must be its file's. And a miss waiting for a slow backing file holds
+// no lock that hits need.
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "engine_rig.h"
@@ -78,4 +81,33 @@ TEST_CASE("hits on different files, with a writer forcing evictions and GC, serv
   CHECK(stats.evicted_pages > 0);
   CHECK(rig.engine().ftl_stats().gc_runs > 0);
   CHECK(rig.get("writer") == pattern(49, kWriterPages * P));
+}
+
+TEST_CASE("hits do not wait for a slow backing file: a miss reads it without the cache lock") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  rig.put("cached", pattern(1, 8 * P));
+  rig.put("slow", pattern(2, 8 * P));
+  REQUIRE(rig.read_through("cached", 0, 8 * P) == pattern(1, 8 * P));
+  rig.backing_faults().read_latency_us = 2'000'000;  // every backing read from now on: 2 s
+
+  std::atomic<bool> miss_started{false}, miss_done{false};
+  std::vector<std::uint8_t> missed;
+  std::thread miss([&] {
+    miss_started = true;
+    missed = rig.read_through("slow", 0, 8 * P);
+    miss_done = true;
+  });
+  while (!miss_started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the miss is in its backing read
+  auto file = rig.engine().open_file("cached");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> got(8 * P);
+  for (int i = 0; i < 20; ++i) REQUIRE(rig.engine().read(*file, 0, got).is_ok());
+  const bool hits_done_during_the_miss = !miss_done;
+  REQUIRE(rig.engine().release(*file).is_ok());
+  miss.join();
+  CHECK(hits_done_during_the_miss);
+  CHECK(got == pattern(1, 8 * P));
+  CHECK(missed == pattern(2, 8 * P));
 }

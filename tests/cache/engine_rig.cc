@@ -27,7 +27,7 @@ EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format:
   catalog_ = std::move(catalog).value();
   auto backing = cache::open_posix_backing_store(backing_dir_);
   REQUIRE(backing.is_ok());
-  backing_ = std::move(backing).value();
+  backing_ = make_faulty_backing_store(std::move(backing).value(), backing_faults_);
   const Status opened = open_engine();
   INFO(opened.to_string());
   REQUIRE(opened.is_ok());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "faulty_backing.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/nand/faulty_chip.h"
 #include "ftl/ftl_harness.h"
@@ -28,6 +29,8 @@ class EngineRig {
   cache::Engine& engine() { return *engine_; }
   std::uint32_t page_size() const { return geometry_.page_size_bytes; }
   std::filesystem::path backing_path(const std::string& name) const { return backing_dir_ / name; }
+  // The backing store's injected failures and latency (none until a test sets them).
+  BackingFaults& backing_faults() { return *backing_faults_; }
 
   // Files in the backing directory, written and read behind the engine's back.
   void put(const std::string& name, const std::vector<std::uint8_t>& bytes) const;
@@ -71,6 +74,7 @@ class EngineRig {
   FtlOptions ftl_options_;
   std::unique_ptr<Ftl> ftl_;
   std::unique_ptr<Catalog> catalog_;
+  std::shared_ptr<BackingFaults> backing_faults_ = std::make_shared<BackingFaults>();
   std::unique_ptr<cache::BackingStore> backing_;
   std::unique_ptr<cache::Engine> engine_;
 };
