@@ -16,6 +16,7 @@ import hashlib
 import mmap
 import os
 import random
+import signal
 import sys
 import time
 
@@ -31,16 +32,20 @@ RACING = {errno.ENOENT, errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTD
 
 
 class Worker:
-    def __init__(self, root, seed):
+    def __init__(self, root, seed, index):
         self.root = root
         self.rng = random.Random(seed)
         self.fds = {}  # name -> descriptor kept open (unlinks of open files, writes after renames)
+        # A name only this worker uses (the others' renames can still move a file onto the tree's
+        # names): its maps are not shortened under it by another process's truncate (SIGBUS).
+        self.own = f"p{index}"
+        self.names = NAMES + [self.own]
 
     def path(self, name):
         return f"{self.root}/{name}"
 
     def name(self):
-        return self.rng.choice(NAMES)
+        return self.rng.choice(self.names)
 
     def size(self):
         return self.rng.randrange(MAX_SIZE)
@@ -69,7 +74,7 @@ class Worker:
         os.truncate(self.path(self.name()), self.size())
 
     def map_write(self):
-        fd = self.fd(self.name())
+        fd = self.fd(self.own)
         size = os.fstat(fd).st_size
         if size == 0:
             return
@@ -161,7 +166,7 @@ def run_workers(root, seed, count):
         if pid == 0:
             os.close(read_end)
             try:
-                report = "\n".join(Worker(root, seed * 100 + index).run(count))
+                report = "\n".join(Worker(root, seed * 100 + index, index).run(count))
                 os.write(write_end, report.encode()[:60000])
             finally:
                 os._exit(0)
@@ -171,11 +176,17 @@ def run_workers(root, seed, count):
 
 
 def reports(workers):
+    """The workers' unexpected errors. A worker may die of SIGBUS, as any program does that
+    writes through a map of a file another process shortened: said, not counted."""
     unexpected = []
     for pid, read_end in workers:
         with os.fdopen(read_end, "rb") as report:
             text = report.read().decode()
-        os.waitpid(pid, 0)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            print(f"a worker died of signal {os.WTERMSIG(status)}")
+            if os.WTERMSIG(status) != signal.SIGBUS:
+                unexpected.append(f"worker killed by signal {os.WTERMSIG(status)}")
         unexpected += [line for line in text.splitlines() if line]
     return unexpected
 
