@@ -12,35 +12,24 @@ Status injected(int error, const char* what) {
   return Status::io_error(fmt::format("{} (injected): {}", what, std::strerror(error))).with_errno(error);
 }
 
-void wait(const std::atomic<std::chrono::microseconds::rep>& latency_us) {
-  if (const auto us = latency_us.load(); us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
-}
-
 class FaultyBackingFile final : public cache::BackingFile {
  public:
   FaultyBackingFile(std::unique_ptr<cache::BackingFile> real, std::shared_ptr<BackingFaults> faults)
       : real_(std::move(real)), faults_(std::move(faults)) {}
 
   Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
-    wait(faults_->read_latency_us);
+    if (const auto us = faults_->read_latency_us.load(); us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
     return real_->read(offset, out);
   }
   Status write(std::uint64_t offset, ConstByteSpan data) override {
-    wait(faults_->write_latency_us);
-    if (const int error = faults_->write_errno.load(); error != 0) {
-      ++faults_->failed_writes;
-      return injected(error, "writing");
-    }
+    if (const int error = faults_->write_errno.load(); error != 0) return injected(error, "writing");
     return real_->write(offset, data);
   }
   Status truncate(std::uint64_t size_bytes) override { return real_->truncate(size_bytes); }
   Status allocate(int mode, std::uint64_t offset, std::uint64_t length) override {
     return real_->allocate(mode, offset, length);
   }
-  Status sync() override {
-    if (const int error = faults_->sync_errno.load(); error != 0) return injected(error, "syncing");
-    return real_->sync();
-  }
+  Status sync() override { return real_->sync(); }
   Result<BackingIdentity> stat() override { return real_->stat(); }
 
  private:

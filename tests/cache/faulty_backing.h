@@ -1,5 +1,5 @@
 // A backing store double for the engine's tests: it passes every call to a real store and,
-// when told, fails writes (or syncs) with a chosen errno, or makes reads and writes slow.
+// when told, fails writes with a chosen errno or makes reads slow.
 #pragma once
 
 #include <atomic>
@@ -13,10 +13,7 @@ namespace flashdir::testing {
 // What the files of a FaultyBackingStore do; shared with the test, changed at any time.
 struct BackingFaults {
   std::atomic<int> write_errno{0};  // nonzero: every write fails with it (an io_error status)
-  std::atomic<int> sync_errno{0};   // nonzero: every sync fails with it
   std::atomic<std::chrono::microseconds::rep> read_latency_us{0};
-  std::atomic<std::chrono::microseconds::rep> write_latency_us{0};
-  std::atomic<std::uint64_t> failed_writes{0};
 };
 
 std::unique_ptr<cache::BackingStore> make_faulty_backing_store(std::unique_ptr<cache::BackingStore> real,
