@@ -8,7 +8,7 @@
 namespace flashdir::sim::detail {
 namespace {
 
-constexpr std::size_t kChunkBytes = 1 << 20;
+constexpr std::size_t kBufferBytes = (std::size_t{1} << 20) + LineReader::kMaxLineBytes;
 
 Status too_long(std::uint64_t line_number, std::string_view line) {
   return Status::invalid_argument(fmt::format("line {} is longer than {} bytes (is this a text trace?): '{}'",
@@ -17,12 +17,12 @@ Status too_long(std::uint64_t line_number, std::string_view line) {
 
 }  // namespace
 
-LineReader::LineReader(std::istream& in) : in_(in), buffer_(kChunkBytes + kMaxLineBytes) {}
+LineReader::LineReader(std::istream& in) : in_(in), buffer_(std::make_unique_for_overwrite<char[]>(kBufferBytes)) {}
 
 std::optional<std::string_view> LineReader::next() {
   if (!status_.is_ok()) return std::nullopt;
   while (true) {
-    const char* start = buffer_.data() + begin_;
+    const char* start = buffer_.get() + begin_;
     const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
     std::size_t length = 0;
     if (newline != nullptr) {
@@ -53,10 +53,10 @@ std::optional<std::string_view> LineReader::next() {
 bool LineReader::refill() {
   if (at_end_) return false;
   const std::size_t unread = end_ - begin_;
-  std::memmove(buffer_.data(), buffer_.data() + begin_, unread);
+  std::memmove(buffer_.get(), buffer_.get() + begin_, unread);
   begin_ = 0;
   end_ = unread;
-  in_.read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - end_));
+  in_.read(buffer_.get() + end_, static_cast<std::streamsize>(kBufferBytes - end_));
   const auto got = static_cast<std::size_t>(in_.gcount());
   end_ += got;
   if (in_.bad()) {

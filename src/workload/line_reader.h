@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "flashdir/status.h"
 
@@ -33,7 +33,9 @@ class LineReader {
   bool refill();
 
   std::istream& in_;
-  std::vector<char> buffer_;
+  // Not zeroed: only the bytes read are ever looked at, and zeroing a megabyte costs more than
+  // parsing a small trace.
+  std::unique_ptr<char[]> buffer_;
   std::size_t begin_ = 0;  // first unread byte
   std::size_t end_ = 0;    // one past the last byte read from the stream
   bool at_end_ = false;
