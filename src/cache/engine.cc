@@ -55,6 +55,9 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_dropped_slots", s.restart.dropped_slots},
       {"restart_orphan_slots", s.restart.orphan_slots},
       {"restart_dirty_slots", s.restart.dirty_slots},
+      {"restart_written_back_slots", s.restart.written_back_slots},
+      {"restart_lost_dirty_slots", s.restart.lost_dirty_slots},
+      {"restart_lost_dirty_reason", s.restart.lost_dirty_reason},
       {"restart_usable_fraction", s.restart.usable_fraction},
       {"restart_seconds", s.restart.seconds},
   };

@@ -86,7 +86,10 @@ Status EngineCore::recover(const RecoveredSlots& recovered) {
     if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
     if (!file.is_ok()) {
       orphans.push_back(found.slot);
-      if (found.entry.dirty) ++restart_.lost_dirty_slots;
+      if (found.entry.dirty) {
+        note_lost_at_restart(1, Status::not_found(fmt::format("file {} of a dirty page is not in the catalog",
+                                                              found.entry.file_id)));
+      }
       continue;
     }
     slots_->insert(found.slot);
@@ -115,7 +118,7 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     if (!file.is_ok()) {
       if (file.status().code() != StatusCode::not_found) return file.status();
       // The backing file is gone: nowhere to write its pages. Reported, then dropped.
-      restart_.lost_dirty_slots += dirty;
+      note_lost_at_restart(dirty, file.status());
       FLASHDIR_TRY(invalidate(file_id, slots_->slots_of(file_id)));
       continue;
     }
@@ -137,19 +140,27 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     std::uint64_t past_end = 0;
     for (SlotIndex slot : slots_->dirty_slots_of(file_id))
       if (slots_->key(slot).page_no * page_size_ >= end) ++past_end;
-    Status lost;
+    // Pages that can never go back (damaged, or past the backing's largest file) are dropped
+    // and reported; failing the open for them would lose nothing less, and the next open would
+    // not even know.
+    LostPages lost;
     FLASHDIR_TRY(write_back(file_id, **file, end, 0, lost));
-    FLASHDIR_TRY(lost);
+    if (lost.count != 0) note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
     }
-    restart_.written_back_slots += dirty - past_end;
+    restart_.written_back_slots += dirty - past_end - lost.count;
     auto after = (*file)->stat();
     if (!after.is_ok()) return after.status();
     FLASHDIR_TRY(catalog_.update_identity(file_id, *after));
   }
   return Status::ok();
+}
+
+void EngineCore::note_lost_at_restart(std::uint64_t pages, const Status& reason) {
+  if (restart_.lost_dirty_slots == 0) restart_.lost_dirty_reason = reason.to_string();
+  restart_.lost_dirty_slots += pages;
 }
 
 // ---- files ----

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,21 @@
 #include "flashdir/cache/engine.h"
 
 namespace flashdir::cache {
+
+// Dirty pages a write-back dropped because they can never go back: damaged in the cache, or
+// past the largest file the backing allows (EFBIG: its file system's limit, or the daemon's
+// RLIMIT_FSIZE).
+struct LostPages {
+  Status first;                    // the first reason: what the file's user is told, once
+  std::uint64_t count = 0;         // dirty pages dropped
+  bool past_largest_file = false;  // some went for EFBIG: the file now ends where its backing file does
+
+  void add(const Status& reason, std::uint64_t pages) {
+    if (first.is_ok()) first = reason;
+    count += pages;
+    if (reason.sys_errno() == EFBIG) past_largest_file = true;
+  }
+};
 
 class EngineCore {
  public:
@@ -73,6 +89,8 @@ class EngineCore {
   Status recover(const RecoveredSlots& recovered);
   // Restart: the dirty pages found go back to their files (named by the catalog).
   Status write_back_recovered(const std::vector<std::uint64_t>& file_ids);
+  // Counts `pages` dirty pages the restart could not write back, keeping the first reason.
+  void note_lost_at_restart(std::uint64_t pages, const Status& reason);
   Result<OpenHandle*> handle_of(FileHandle handle);
   Status refresh_after_rename(std::string_view to);
   // A file closed by all with dirty pages that failed to go back stays in dirty_files_ for the
@@ -118,10 +136,9 @@ class EngineCore {
   // Writes dirty pages of `file_id` back to `target` (cut at `size_bytes`), syncs it and marks
   // them clean; at most about `max_pages` (0: all). Takes cache_mutex_ only around slot work.
   // An error leaves the pages not written dirty, except pages that can never go back, which are
-  // dropped and the reason put in `lost`: a damaged page, or one past the largest file the
-  // backing allows (EFBIG: its file system's limit, or the daemon's RLIMIT_FSIZE).
+  // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes, std::size_t max_pages,
-                    Status& lost);
+                    LostPages& lost);
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);

@@ -85,7 +85,7 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
 }
 
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
-                              std::size_t max_pages, Status& lost) {
+                              std::size_t max_pages, LostPages& lost) {
   const std::size_t batch = std::max<std::size_t>(1, options_.flush_batch_pages);
   std::size_t written = 0;
   std::vector<std::uint8_t> bytes;
@@ -110,10 +110,15 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
         const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
         Status read = ftl_.read(layout_.data_lpn(slots[i]), 1, piece);
         if (read.code() == StatusCode::corruption) {
-          // The only copy is damaged: counted, dropped, and reported to the caller.
+          // The only copy is damaged: counted, dropped, and reported to the caller (unless it
+          // lies past the file's end, where it held nothing of the file).
           ++counters_.corrupt_pages;
-          lost = Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
-                                                slots_->key(slots[i]).page_no, file_id));
+          const std::uint64_t page = slots_->key(slots[i]).page_no;
+          if (page * page_size_ < size_bytes) {
+            lost.add(Status::corruption(fmt::format(
+                         "page {} of file {} was only in the cache (write-back) and is damaged", page, file_id)),
+                     1);
+          }
           FLASHDIR_TRY(drop_slots({slots[i]}));
           slots[i] = UINT32_MAX;
           continue;
@@ -126,6 +131,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     }
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
     std::optional<std::uint64_t> unwritable_from;  // the first page past the backing's largest file
+    Status unwritable;                             // why (EFBIG)
     for (std::size_t i = 0, k = 0; i < slots.size(); ++i) {
       if (slots[i] == UINT32_MAX) continue;
       const std::uint64_t start = keys[k++].page_no * page_size_;
@@ -137,7 +143,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
         // No later attempt can write it, nor any page after it: the batch's earlier pages are
         // finished below, and the file's pages from this one on dropped.
         unwritable_from = keys[k - 1].page_no;
-        lost = s;
+        unwritable = s;
         flushed.resize(k - 1);
         keys.resize(k - 1);
         break;
@@ -159,7 +165,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
     counters_.written_back_pages += clean.size();
     written += flushed.size();
-    if (unwritable_from) FLASHDIR_TRY(drop_file_pages(file_id, *unwritable_from));
+    if (unwritable_from) {
+      // Lost: the dirty pages from there on below the file's end (those past it hold no bytes of it).
+      std::uint64_t dropped = 0;
+      for (SlotIndex slot : slots_->slots_of(file_id, *unwritable_from))
+        if (slots_->dirty(slot) && slots_->key(slot).page_no * page_size_ < size_bytes) ++dropped;
+      lost.add(unwritable, dropped);
+      FLASHDIR_TRY(drop_file_pages(file_id, *unwritable_from));
+    }
     slot_cleaned_.notify_all();
     if (unwritable_from) break;
   }
@@ -168,14 +181,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
 
 Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
-  Status lost;
+  LostPages lost;
   Status flushed = write_back(file.file_id, *file.write_target, file.size_bytes, max_pages, lost);
-  if (!lost.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost;
+  if (!lost.first.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost.first;
   FLASHDIR_TRY(flushed);
   FLASHDIR_TRY(note_own_change(file, *file.write_target));
   // Pages past the backing's largest file went (every dirty page below them went back first):
   // the file ends where the backing file does, or the next fsync would try to extend it there.
-  if (lost.sys_errno() == EFBIG) file.size_bytes = std::min(file.size_bytes.load(), file.expected.size_bytes);
+  if (lost.past_largest_file) file.size_bytes = std::min(file.size_bytes.load(), file.expected.size_bytes);
   return Status::ok();
 }
 

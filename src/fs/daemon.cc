@@ -219,6 +219,14 @@ int run_mount(const MountRequest& request) {
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
                restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
                restart.dropped_slots + restart.orphan_slots, restart.usable_fraction);
+  if (restart.dirty_slots != 0) {
+    spdlog::info("write-back: {} dirty pages found, {} written back to their files", restart.dirty_slots,
+                 restart.written_back_slots);
+  }
+  if (restart.lost_dirty_slots != 0) {
+    spdlog::error("write-back: {} dirty pages could not be written back and are lost; the first: {}",
+                  restart.lost_dirty_slots, restart.lost_dirty_reason);
+  }
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()),
                                                   request.options.write_mode == WriteMode::writeback);
   if (!context.inodes->reopens_by_handle())

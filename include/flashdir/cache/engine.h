@@ -61,7 +61,11 @@ struct RestartReport {
   std::uint64_t orphan_slots = 0;    // usable entries naming a file the catalog does not know
   std::uint64_t dirty_slots = 0;     // dirty pages found
   std::uint64_t written_back_slots = 0;  // dirty pages written to their backing files
-  std::uint64_t lost_dirty_slots = 0;    // dirty pages whose backing file is gone (reported)
+  // Dirty pages that could not go back: their backing file is gone, the page is damaged, or it
+  // lies past the largest file the backing allows. The open goes on without them (the loss is
+  // final either way); `lost_dirty_reason` says why the first one went.
+  std::uint64_t lost_dirty_slots = 0;
+  std::string lost_dirty_reason;
   double usable_fraction = 1.0;      // usable / (usable + dropped + orphans); 1 when nothing was cached
   double seconds = 0;                // wall time of the whole restart
 };
