@@ -57,7 +57,6 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_dirty_slots", s.restart.dirty_slots},
       {"restart_written_back_slots", s.restart.written_back_slots},
       {"restart_lost_dirty_slots", s.restart.lost_dirty_slots},
-      {"restart_lost_dirty_reason", s.restart.lost_dirty_reason},
       {"restart_usable_fraction", s.restart.usable_fraction},
       {"restart_seconds", s.restart.seconds},
   };
@@ -87,6 +86,7 @@ Result<std::size_t> Engine::read(FileHandle file, std::uint64_t offset, ByteSpan
 Result<std::size_t> Engine::write(FileHandle file, std::uint64_t offset, ConstByteSpan data) {
   return core_->write(file, offset, data);
 }
+Result<std::size_t> Engine::append(FileHandle file, ConstByteSpan data) { return core_->append(file, data); }
 Status Engine::truncate(FileHandle file, std::uint64_t size_bytes) { return core_->truncate(file, size_bytes); }
 Status Engine::fallocate(FileHandle file, int mode, std::uint64_t offset, std::uint64_t length) {
   return core_->fallocate(file, mode, offset, length);

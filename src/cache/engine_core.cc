@@ -127,10 +127,7 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     if (*before != known->identity) {
       // Changed since the catalog last saw it (the engine's own write-backs before the cut, or
       // someone else): its clean pages cannot be trusted; its dirty ones are the newest data.
-      std::vector<SlotIndex> clean;
-      for (SlotIndex slot : slots_->slots_of(file_id))
-        if (!slots_->dirty(slot)) clean.push_back(slot);
-      FLASHDIR_TRY(invalidate(file_id, clean));
+      FLASHDIR_TRY(drop_clean_pages(file_id));
     }
     // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file
     // once they are durable here). The pages from the one holding that end on then leave: they
@@ -315,18 +312,45 @@ Status EngineCore::release(FileHandle handle) {
 Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, ConstByteSpan data) {
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
+  std::unique_lock file_lock((*open)->file->lock);
+  return write_locked(**open, offset, data);
+}
+
+Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
-  BackingFile& backing = *(*open)->backing;
   std::unique_lock file_lock(file.lock);
+  {
+    std::lock_guard backing_lock(file.backing_mutex);
+    FLASHDIR_TRY(note_outside_change(file, *(*open)->backing));
+  }
+  return write_locked(**open, file.size_bytes, data);
+}
+
+Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data) {
+  FileState& file = *open.file;
+  BackingFile& backing = *open.backing;
   ++counters_.write_requests;
   if (data.empty()) return std::size_t{0};
   const std::uint64_t end = offset + data.size();
   const std::uint64_t first_page = offset / page_size_;
   const std::uint64_t last_page = (end - 1) / page_size_;
   counters_.written_pages += last_page - first_page + 1;
-  if (options_.write_mode == WriteMode::write_back)
-    return write_into_cache((*open)->file, (*open)->backing, offset, data);
+  if (options_.write_mode == WriteMode::write_back) {
+    // A page written in part is completed from its cached copy, which a change behind the
+    // engine may have made stale.
+    if (offset % page_size_ != 0 || end % page_size_ != 0) {
+      std::lock_guard backing_lock(file.backing_mutex);
+      FLASHDIR_TRY(note_outside_change(file, backing));
+    }
+    return write_into_cache(open.file, open.backing, offset, data);
+  }
 
+  {
+    std::lock_guard backing_lock(file.backing_mutex);
+    FLASHDIR_TRY(note_outside_change(file, backing));
+  }
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.
     FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
@@ -401,6 +425,7 @@ Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
   std::lock_guard backing_lock(file.backing_mutex);
+  FLASHDIR_TRY(note_outside_change(file, *(*open)->backing));
   // write-back: the dirty pages go back first, so that the backing file holds every byte kept.
   FLASHDIR_TRY(flush_file_locked(file, 0));
   // Pages from the one holding the new end on are dropped first (durably): after a cut the
@@ -426,6 +451,7 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   std::unique_lock file_lock(file.lock);
   if (length == 0) return Status::invalid_argument("fallocate of an empty range");
   std::lock_guard backing_lock(file.backing_mutex);
+  FLASHDIR_TRY(note_outside_change(file, backing));
   FLASHDIR_TRY(flush_file_locked(file, 0));
   // Plain allocation (with or without KEEP_SIZE) leaves every byte as it was; the other modes
   // change bytes in the range, and collapse and insert move every byte after it.
@@ -447,6 +473,31 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   }
   FLASHDIR_TRY(note_own_change(file, backing));
   file.size_bytes = file.expected.size_bytes;
+  return Status::ok();
+}
+
+Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
+  auto identity = backing.stat();
+  if (!identity.is_ok()) {
+    ++counters_.backing_errors;
+    return identity.status();
+  }
+  if (*identity == file.expected) return Status::ok();
+  file.expected = *identity;
+  // In write-back the engine's size may run ahead of the backing file's; it never lags it.
+  file.size_bytes = options_.write_mode == WriteMode::write_back ? std::max(file.size_bytes.load(), identity->size_bytes)
+                                                                 : identity->size_bytes;
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  return drop_clean_pages(file.file_id);
+}
+
+Status EngineCore::drop_clean_pages(std::uint64_t file_id) {
+  std::vector<SlotIndex> clean;
+  for (SlotIndex slot : slots_->slots_of(file_id))
+    if (!slots_->dirty(slot)) clean.push_back(slot);
+  FLASHDIR_TRY(invalidate(file_id, clean));
+  if (!clean.empty()) ++counters_.stale_drops;
   return Status::ok();
 }
 
@@ -478,9 +529,8 @@ Status EngineCore::fsync(FileHandle handle) {
       if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
     }
     BackingFile& backing = *(*open)->backing;
-    auto identity = backing.stat();
-    if (!identity.is_ok()) return identity.status();
-    if (identity->size_bytes < file.size_bytes) {
+    FLASHDIR_TRY(note_outside_change(file, backing));
+    if (file.expected.size_bytes < file.size_bytes) {
       if (Status s = backing.truncate(file.size_bytes); !s.is_ok()) {
         ++counters_.backing_errors;
         return s;

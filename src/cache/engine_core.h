@@ -54,6 +54,7 @@ class EngineCore {
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
   Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
   Result<std::size_t> write(FileHandle handle, std::uint64_t offset, ConstByteSpan data);
+  Result<std::size_t> append(FileHandle handle, ConstByteSpan data);
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
@@ -106,6 +107,17 @@ class EngineCore {
 
   // After the engine changed the backing file: the attributes the next validation expects.
   Status note_own_change(FileState& file, BackingFile& backing);
+  // Before the engine changes the backing file, and before an append (backing_mutex held, not
+  // the cache lock): a file that differs from what the engine left was changed behind it. Its
+  // clean pages are dropped then (they may hold bytes the file no longer has; note_own_change
+  // would otherwise take the change for the engine's own, and the stale pages would be served
+  // after the next open too), its dirty ones stay (the newest data), and its size follows the
+  // backing file's.
+  Status note_outside_change(FileState& file, BackingFile& backing);
+  // Under cache_mutex_: drops the file's clean pages, keeps its dirty ones.
+  Status drop_clean_pages(std::uint64_t file_id);
+  // write() with the file lock held exclusively.
+  Result<std::size_t> write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
   // Consecutive slots holding consecutive pages of a file (pages 0: none).
   struct CachedRun {
     SlotIndex slot = 0;

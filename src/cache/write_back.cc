@@ -181,6 +181,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
 
 Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
+  FLASHDIR_TRY(note_outside_change(file, *file.write_target));
   LostPages lost;
   Status flushed = write_back(file.file_id, *file.write_target, file.size_bytes, max_pages, lost);
   if (!lost.first.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost.first;

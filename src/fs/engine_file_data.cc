@@ -21,7 +21,6 @@ class EngineOpenFile final : public OpenFile {
       : engine_(engine),
         handle_(handle),
         fd_(std::move(fd)),
-        append_((flags & O_APPEND) != 0),
         for_writing_((flags & O_ACCMODE) != O_RDONLY),
         write_back_(write_back),
         sync_writes_(write_back && (flags & O_DSYNC) != 0) {}
@@ -36,15 +35,10 @@ class EngineOpenFile final : public OpenFile {
     return *n;
   }
 
-  SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) override {
-    if (append_) {
-      // The end of the file as the engine has it (with write-back, past the backing file's end).
-      // The daemon's per-inode data lock keeps other writers through the mount out meanwhile.
-      auto size = engine_.size(handle_);
-      if (!size.is_ok()) return errno_for(size.status());
-      offset = *size;
-    }
-    auto n = engine_.write(handle_, offset, in);
+  SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override {
+    // Appends go to the end of the file as the engine has it (with write-back, past the backing
+    // file's end), found and written under the engine's file lock.
+    auto n = append ? engine_.append(handle_, in) : engine_.write(handle_, offset, in);
     if (!n.is_ok()) return errno_for(n.status());
     // O_SYNC and O_DSYNC: a write returns durable. With write-back that is in the cache, as
     // after fsync; otherwise the engine's descriptor carries the flag to the backing file.
@@ -89,7 +83,6 @@ class EngineOpenFile final : public OpenFile {
   cache::Engine& engine_;
   cache::FileHandle handle_;
   UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
-  const bool append_;
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
@@ -102,13 +95,16 @@ class EngineOpenFile final : public OpenFile {
 // write-back write of part of a page reads the rest of it. O_SYNC, O_DSYNC and O_NOATIME carry
 // over. The kernel still checks every read and write
 // against the caller's own open mode.
-SysResult<UniqueFd> engine_descriptor(int caller_fd) {
+SysResult<UniqueFd> engine_descriptor(int caller_fd, int open_flags) {
   const int flags = ::fcntl(caller_fd, F_GETFL);
   if (flags < 0) return last_errno();
   const std::string path = "/proc/self/fd/" + std::to_string(caller_fd);
   const int kept = (flags & (O_SYNC | O_DSYNC | O_NOATIME)) | O_CLOEXEC;
   const int access = flags & O_ACCMODE;
-  UniqueFd fd(::open(path.c_str(), kept | (access == O_RDONLY ? O_RDONLY : O_RDWR)));
+  // O_RDONLY | O_TRUNC truncates on Linux (the caller may write the file, or the open failed):
+  // the engine must be able to truncate too.
+  const bool read_only = access == O_RDONLY && (open_flags & O_TRUNC) == 0;
+  UniqueFd fd(::open(path.c_str(), kept | (read_only ? O_RDONLY : O_RDWR)));
   if (!fd.valid() && access == O_WRONLY) fd = UniqueFd(::open(path.c_str(), kept | O_WRONLY));
   if (!fd.valid()) return last_errno();
   return fd;
@@ -127,7 +123,7 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
   }
-  auto engine_fd = engine_descriptor(request.backing_fd.get());
+  auto engine_fd = engine_descriptor(request.backing_fd.get(), request.flags);
   if (!engine_fd.is_ok()) return Errno{engine_fd.error()};
   cache::Engine& engine = cache_->engine();
   auto handle = engine.open_file(request.relative_path,
@@ -135,9 +131,9 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   if (!handle.is_ok()) return errno_for(handle.status());
   auto file = std::make_unique<EngineOpenFile>(engine, *handle, std::move(request.backing_fd), request.flags,
                                                write_back_);
-  if ((request.flags & O_TRUNC) != 0 && (request.flags & O_ACCMODE) != O_RDONLY) {
-    // open(2) emptied the backing file; a file the engine already had open keeps its pages
-    // and size until told.
+  if ((request.flags & O_TRUNC) != 0) {
+    // open(2) emptied the backing file (O_RDONLY | O_TRUNC too, on Linux); a file the engine
+    // already had open keeps its pages and size until told.
     if (auto truncated = file->truncate(0); !truncated.is_ok()) return Errno{truncated.error()};
   }
   return std::unique_ptr<OpenFile>(std::move(file));

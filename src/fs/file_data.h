@@ -27,8 +27,10 @@ class OpenFile {
   virtual ~OpenFile() = default;
   // Bytes at `offset`; fewer than out.size() only at end of file.
   virtual SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) = 0;
-  // With O_APPEND the bytes go to the end of the file whatever `offset` says.
-  virtual SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) = 0;
+  // With `append` the bytes go to the end of the file whatever `offset` says. It is the
+  // descriptor's O_APPEND as the write request carries it, not as it was opened: fcntl(F_SETFL)
+  // turns it on and off on an open descriptor.
+  virtual SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) = 0;
   virtual SysResult<bool> truncate(std::uint64_t size_bytes) = 0;
   virtual SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) = 0;
   // close(2) of one of the caller's descriptors (after write_back()): closes a duplicate of the

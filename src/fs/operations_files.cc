@@ -137,7 +137,10 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   Inode& inode = inode_of(context, ino);
   OpenFile& file = open_file(fi);
   std::unique_lock writing(inode.data_lock());
-  auto n = file.write(static_cast<std::uint64_t>(offset), ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size));
+  // fi->flags is the descriptor's f_flags at the time of this write (the kernel's
+  // fuse_write_flags), so O_APPEND follows fcntl(F_SETFL).
+  auto n = file.write(static_cast<std::uint64_t>(offset), ConstByteSpan(reinterpret_cast<const std::uint8_t*>(buf), size),
+                      (fi->flags & O_APPEND) != 0);
   writing.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
   if (file.defers_writes()) inode.note_deferred_write(realtime_ns());
@@ -209,7 +212,9 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
     }
     if (*n == 0) break;
     std::unique_lock writing(inode_of(context, ino_out).data_lock());
-    auto written = open_file(fi_out).write(static_cast<std::uint64_t>(off_out) + copied, ConstByteSpan(chunk.data(), *n));
+    // The kernel refuses copy_file_range into an O_APPEND descriptor (EBADF) before it gets here.
+    auto written = open_file(fi_out).write(static_cast<std::uint64_t>(off_out) + copied, ConstByteSpan(chunk.data(), *n),
+                                           false);
     if (!written.is_ok()) {
       if (copied != 0) break;
       return reply_error(req, written.error());
@@ -218,6 +223,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
     copied += *written;
     if (*written < *n) break;
   }
+  if (copied != 0 && open_file(fi_out).defers_writes()) inode_of(context, ino_out).note_deferred_write(realtime_ns());
   context.counters.add_read_bytes(copied);
   context.counters.add_written_bytes(copied);
   fuse_reply_write(req, copied);

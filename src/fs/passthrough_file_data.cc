@@ -41,7 +41,18 @@ SysResult<std::size_t> PassthroughFile::read(std::uint64_t offset, ByteSpan out)
   return done;
 }
 
-SysResult<std::size_t> PassthroughFile::write(std::uint64_t offset, ConstByteSpan in) {
+PassthroughFile::PassthroughFile(UniqueFd fd) : fd_(std::move(fd)), append_((::fcntl(fd_.get(), F_GETFL) & O_APPEND) != 0) {}
+
+SysResult<bool> PassthroughFile::set_append(bool append) {
+  if (append == append_) return true;
+  const int flags = ::fcntl(fd_.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd_.get(), F_SETFL, append ? flags | O_APPEND : flags & ~O_APPEND) != 0) return last_errno();
+  append_ = append;
+  return true;
+}
+
+SysResult<std::size_t> PassthroughFile::write(std::uint64_t offset, ConstByteSpan in, bool append) {
+  if (auto set = set_append(append); !set.is_ok()) return Errno{set.error()};
   std::size_t done = 0;
   while (done < in.size()) {
     // On an O_APPEND descriptor Linux's pwrite ignores the offset and appends: that is the

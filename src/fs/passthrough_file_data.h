@@ -20,16 +20,21 @@ class PassthroughFileData final : public FileData {
 // implementations for bypassing I/O.
 class PassthroughFile final : public OpenFile {
  public:
-  explicit PassthroughFile(UniqueFd fd) : fd_(std::move(fd)) {}
+  explicit PassthroughFile(UniqueFd fd);
   SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override;
-  SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in) override;
+  SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override;
   SysResult<bool> truncate(std::uint64_t size_bytes) override;
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override;
   SysResult<bool> fsync(bool data_only) override;
   int backing_fd() const override { return fd_.get(); }
 
  private:
+  // Gives the backing descriptor the O_APPEND a write asks for (writes are serialised per
+  // inode by the caller).
+  SysResult<bool> set_append(bool append);
+
   UniqueFd fd_;
+  bool append_;  // the backing descriptor's O_APPEND
 };
 
 }  // namespace flashdir::fs

@@ -6,6 +6,7 @@ buffers, the hidden control directory, and no path outside the backing directory
 """
 import ctypes
 import errno
+import fcntl
 import json
 import mmap
 import os
@@ -75,6 +76,33 @@ def root_steps():
         os.close(fd)
         return [read_all(f"{r}/app"), read_all(f"{r}/app2")]
 
+    def append_toggled(r):
+        # fcntl(F_SETFL) turns O_APPEND off and on on an open descriptor: each write goes where
+        # the descriptor says at that moment, not where it said at open.
+        write_file(f"{r}/tog", b"0123456789")
+        fd = os.open(f"{r}/tog", os.O_RDWR | os.O_APPEND)
+        os.write(fd, b"A")
+        fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+        os.lseek(fd, 1, os.SEEK_SET)
+        os.write(fd, b"x")
+        os.pwrite(fd, b"y", 3)
+        fcntl.fcntl(fd, fcntl.F_SETFL, os.O_APPEND)
+        os.pwrite(fd, b"B", 0)
+        os.close(fd)
+        return read_all(f"{r}/tog")
+
+    def read_only_truncate(r):
+        # open(O_RDONLY | O_TRUNC) truncates on Linux: a descriptor opened before sees it.
+        write_file(f"{r}/rot", bytes(range(256)) * 32)
+        fd = os.open(f"{r}/rot", os.O_RDWR)
+        os.pread(fd, 8192, 0)
+        os.close(os.open(f"{r}/rot", os.O_RDONLY | os.O_TRUNC))
+        size = os.fstat(fd).st_size
+        os.pwrite(fd, b"q", 10)
+        seen = os.pread(fd, 64, 0)
+        os.close(fd)
+        return [size, seen, read_all(f"{r}/rot")]
+
     def truncate_open(r):
         write_file(f"{r}/t", b"x" * 10000)
         fd = os.open(f"{r}/t", os.O_RDWR | os.O_TRUNC)
@@ -128,6 +156,19 @@ def root_steps():
         os.close(src)
         os.close(dst)
         return [n, read_all(f"{r}/dst")]
+
+    def copy_range_mtime(r):
+        # A copy into an open file moves its mtime at once, as a write does (write-back: the
+        # bytes are not in the backing file yet).
+        write_file(f"{r}/cd", b"d" * 100)
+        os.utime(f"{r}/cd", (1000, 1000))
+        src = os.open(f"{r}/src", os.O_RDONLY)
+        dst = os.open(f"{r}/cd", os.O_WRONLY)
+        os.copy_file_range(src, dst, 10, 0, 0)
+        moved_while_open = os.fstat(dst).st_mtime > 1000
+        os.close(src)
+        os.close(dst)
+        return [moved_while_open, os.stat(f"{r}/cd").st_mtime > 1000, read_all(f"{r}/cd")]
 
     def mmap_shared(r):
         write_file(f"{r}/mm", b"\0" * 8192)
@@ -302,7 +343,8 @@ def root_steps():
         write_file(f"{r}/pub/nobodys-target", b"t", 0o666)
         return listing(r)
 
-    return [(f.__name__, f) for f in (append, truncate_open, sparse, fallocate, fallocate_modes, copy_range, mmap_shared, chmod_chown,
+    return [(f.__name__, f) for f in (append, append_toggled, read_only_truncate, truncate_open, sparse, fallocate,
+                                       fallocate_modes, copy_range, copy_range_mtime, mmap_shared, chmod_chown,
                                        setgid_dir, times, links, symlinks, eloop, nofollow, nodes, xattrs, xattr_missing,
                                        xattr_create_twice, rename_file_over_file, rename_dirs, rename_dir_over_file,
                                        rename_noreplace, rename_exchange, unlink_open_file, errors_dirs, big_file,
@@ -480,6 +522,34 @@ def mount_only(check, top, plain, backing, mountpoint, mount):
     check.check(mount.pid > 0, "the daemon's pid is recorded in the lock file")
 
 
+def changes_behind(check, mode, backing, mountpoint):
+    """The backing file changes behind the mount while the mount has it open and cached; the
+    mount's next change must not take that change for its own (it did: the stale cached pages
+    were served after the next open, and after a remount)."""
+    m, b = mountpoint, backing
+    write_file(f"{m}/behind", bytes(range(256)) * 64)
+    fd = os.open(f"{m}/behind", os.O_RDWR)
+    os.pread(fd, 16384, 0)  # cached
+    with open(f"{b}/behind", "r+b") as f:
+        f.seek(8192)
+        f.write(b"BEHIND")
+    os.pwrite(fd, b"mount", 0)
+    os.close(fd)
+    check.check(read_all(f"{m}/behind") == read_all(f"{b}/behind"),
+                f"{mode}: a write through the mount after a change behind it: the next open reads the backing file")
+    # An append after the file grew behind the mount goes after what it grew by, and the
+    # page it shares with that growth is not patched from a stale cached copy.
+    write_file(f"{m}/grown", b"0123456789")
+    read_all(f"{m}/grown")
+    fd = os.open(f"{m}/grown", os.O_WRONLY | os.O_APPEND)
+    with open(f"{b}/grown", "ab") as f:
+        f.write(b"behind")
+    os.write(fd, b"APP")
+    os.close(fd)
+    check.check(read_all(f"{m}/grown") == b"0123456789behindAPP".hex() == read_all(f"{b}/grown"),
+                f"{mode}: an append after the file grew behind the mount: {read_all(f'{m}/grown')!r}")
+
+
 def compare(check, mode, top, then=None):
     """The operation scripts on a plain directory and on a mount in write mode `mode`; then
     `then(check, top, plain, backing, mountpoint, mount)` on the same mount."""
@@ -492,11 +562,12 @@ def compare(check, mode, top, then=None):
             check.check(len(results) > 0, f"{mode} {who}: no results")
             for name, want, got in results:
                 check.check(want == got, f"{mode} {who} {name}: plain directory {want!r}, mount {got!r}")
+        changes_behind(check, mode, backing, mountpoint)
         if then is not None:
             then(check, top, plain, backing, mountpoint, mount)
     check.check(not harness.is_mounted(mountpoint), f"{mode}: unmounted at the end")
     # The backing directory holds what the plain one does (write-back wrote everything back).
-    for name in ("app", "t", "mm", "dst", "modes", "grow", "wo", "pub/mine2"):
+    for name in ("app", "tog", "rot", "t", "mm", "dst", "cd", "modes", "grow", "wo", "pub/mine2"):
         check.check(read_all(f"{backing}/{name}") == read_all(f"{plain}/{name}"),
                     f"{mode}: after the unmount the backing file {name} equals the plain one")
 

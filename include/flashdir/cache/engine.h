@@ -128,6 +128,9 @@ class Engine {
   Result<std::size_t> read(FileHandle file, std::uint64_t offset, ByteSpan out);
   // Writes all of `data` (per the write mode); returns data.size().
   Result<std::size_t> write(FileHandle file, std::uint64_t offset, ConstByteSpan data);
+  // Writes `data` at the end of the file (O_APPEND): the end as the engine has it (in
+  // write-back, past the backing file's), or the backing file's if it grew behind the engine.
+  Result<std::size_t> append(FileHandle file, ConstByteSpan data);
   Status truncate(FileHandle file, std::uint64_t size_bytes);
   // fallocate(2) on the backing file; cached pages of a punched, zeroed, collapsed or inserted
   // range (and, for the last two, every page after it) are dropped first.
