@@ -248,7 +248,8 @@ int run_mount(const MountRequest& request) {
     fuse_session_destroy(session);
     return refuse(Status::io_error("cannot install signal handlers"));
   }
-  // Modes arrive with the caller's umask applied by the kernel; the daemon must not apply its own.
+  // The caller's umask is applied to each new object's mode (creation_mode, or the kernel where
+  // FUSE_CAP_DONT_MASK is not granted); the daemon must not apply its own.
   ::umask(0);
   if (fuse_session_mount(session, mountpoint.c_str()) != 0) {
     fuse_remove_signal_handlers(session);

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <memory>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -30,12 +33,14 @@ class EngineOpenFile final : public OpenFile {
   }
 
   SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->read(offset, out);
     auto n = engine_.read(handle_, offset, out);
     if (!n.is_ok()) return errno_for(n.status());
     return *n;
   }
 
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override {
+    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->write(offset, in, append);
     // Appends go to the end of the file as the engine has it (with write-back, past the backing
     // file's end), found and written under the engine's file lock.
     auto n = append ? engine_.append(handle_, in) : engine_.write(handle_, offset, in);
@@ -49,33 +54,47 @@ class EngineOpenFile final : public OpenFile {
   }
 
   SysResult<bool> truncate(std::uint64_t size_bytes) override {
+    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->truncate(size_bytes);
     if (Status s = engine_.truncate(handle_, size_bytes); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override {
+    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->fallocate(mode, offset, length);
     if (Status s = engine_.fallocate(handle_, mode, offset, length); !s.is_ok()) return errno_for(s);
     return true;
   }
 
-  SysResult<bool> fsync(bool) override {
+  SysResult<bool> fsync(bool data_only) override {
+    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->fsync(data_only);
     if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   int backing_fd() const override { return fd_.get(); }
 
-  bool defers_writes() const override { return write_back_; }
+  bool bypasses_cache() const override { return direct_.load(std::memory_order_acquire) != nullptr; }
+  SysResult<bool> pass_through() override {
+    if (bypasses_cache()) return true;
+    // A second description would not share the caller's O_APPEND changes; a duplicate does.
+    UniqueFd duplicate(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!duplicate.valid()) return last_errno();
+    direct_owner_ = std::make_unique<PassthroughFile>(std::move(duplicate));
+    direct_.store(direct_owner_.get(), std::memory_order_release);
+    return true;
+  }
+
+  bool defers_writes() const override { return write_back_ && !bypasses_cache(); }
   bool opened_for_writing() const override { return for_writing_; }
 
   SysResult<bool> write_back() override {
-    if (!write_back_) return true;
+    if (!defers_writes()) return true;
     if (Status s = engine_.write_back(handle_); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   void correct_attributes(struct stat& st) override {
-    if (!write_back_) return;
+    if (!defers_writes()) return;
     if (auto size = engine_.size(handle_); size.is_ok()) st.st_size = static_cast<off_t>(*size);
   }
 
@@ -86,6 +105,10 @@ class EngineOpenFile final : public OpenFile {
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
+  // Set once by pass_through(): the data then bypasses the engine (whose handle stays open
+  // until the release, which drops the file's pages the direct writes made stale).
+  std::unique_ptr<PassthroughFile> direct_owner_;
+  std::atomic<PassthroughFile*> direct_{nullptr};
 };
 
 // The engine's own open of the caller's file (a new open file description through /proc):
@@ -119,7 +142,7 @@ EngineFileData::~EngineFileData() = default;
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   struct stat st {};
   if (::fstat(request.backing_fd.get(), &st) != 0) return last_errno();
-  if (request.relative_path.empty() || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+  if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
   }

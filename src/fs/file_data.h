@@ -52,12 +52,20 @@ class OpenFile {
   virtual void correct_attributes(struct stat&) {}
   // The open backing file (for fstat, lseek, flock, copy_file_range between backing files).
   virtual int backing_fd() const = 0;
+  // True if the data goes straight to the backing file, through no cache.
+  virtual bool bypasses_cache() const { return true; }
+  // From now on the data goes straight to the backing file; the caller wrote back what the
+  // file held ahead of it first, and holds the inode's data lock alone. An inode has one data
+  // path: a cache serving one of its opens while another writes the backing file around it
+  // would serve stale bytes.
+  virtual SysResult<bool> pass_through() { return true; }
 };
 
 struct OpenRequest {
   UniqueFd backing_fd;        // opened on the backing file with the caller's flags
   int flags = 0;              // the caller's open flags
   std::string relative_path;  // path below the backing root, as /proc names the descriptor
+  bool bypass_cache = false;  // another open of the inode bypasses the cache: this one must too
 };
 
 class FileData {

@@ -80,6 +80,13 @@ class Inode {
     return true;
   }
 
+  // Calls use(OpenFile&) with each open file, under the list's lock.
+  template <typename Use>
+  void for_each_open_file(Use&& use) {
+    std::lock_guard lock(open_files_mutex_);
+    for (OpenFile* file : open_files_) use(*file);
+  }
+
   // The time (CLOCK_REALTIME, ns) of the last write through the mount whose bytes the backing
   // file may not hold yet (0: none). A backing file's mtime moves only when its write-back
   // happens; until then getattr reports this one.

@@ -1,5 +1,7 @@
 #include "fs/mount_context.h"
 
+#include <sys/xattr.h>
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +51,11 @@ void reply_error(fuse_req_t req, int error) {
 }
 
 std::string proc_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
+mode_t creation_mode(int parent_fd, mode_t mode, mode_t umask) {
+  const bool default_acl = ::getxattr(proc_path(parent_fd).c_str(), "system.posix_acl_default", nullptr, 0) > 0;
+  return default_acl ? mode : mode & ~umask;
+}
 
 std::string relative_path_of(const MountContext& context, int fd) {
   char target[PATH_MAX];

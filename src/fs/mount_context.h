@@ -71,6 +71,13 @@ std::string relative_path_of(const MountContext& context, int fd);
 // "/proc/self/fd/N": how an O_PATH descriptor is used where a call needs a path.
 std::string proc_path(int fd);
 
+// The mode to create an object with in the directory `parent_fd` (O_PATH) for a caller with
+// `umask`, as the backing file system would apply that umask itself: not at all in a directory
+// with a default POSIX ACL (the ACL masks the mode instead, and the backing file system applies
+// it), else masked. The kernel passes modes unmasked (FUSE_CAP_DONT_MASK) and the daemon's own
+// umask is 0.
+mode_t creation_mode(int parent_fd, mode_t mode, mode_t umask);
+
 // The sections of the stats file (also used by the control-file operations).
 std::vector<StatsSection> collect_stats(MountContext& context);
 

@@ -15,6 +15,14 @@ void op_init(void*, fuse_conn_info* conn) {
   // in kernel memory lost with the daemon.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   if ((conn->capable & FUSE_CAP_FLOCK_LOCKS) != 0) conn->want |= FUSE_CAP_FLOCK_LOCKS;
+  // POSIX ACLs as on the backing directory: the kernel checks access against the backing's
+  // ACLs (read through getxattr), not only its mode bits; without it an ACL entry that denies
+  // a user was ignored, and one that grants was too. The ACLs themselves, and the mode they
+  // keep in step, stay the backing file system's: setfacl reaches it as a setxattr.
+  if ((conn->capable & FUSE_CAP_POSIX_ACL) != 0) conn->want |= FUSE_CAP_POSIX_ACL;
+  // Modes arrive unmasked with the caller's umask beside them, which the daemon applies as the
+  // backing file system would (creation_mode): not in a directory with a default ACL.
+  if ((conn->capable & FUSE_CAP_DONT_MASK) != 0) conn->want |= FUSE_CAP_DONT_MASK;
   // Reads are answered from a buffer (the cache engine's), not spliced from a descriptor.
   conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
 }

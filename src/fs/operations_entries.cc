@@ -214,12 +214,15 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino) {
 
 void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   context_of(req).counters.count(Op::mknod);
-  make_entry(req, parent, name, [&](int dir_fd) { return ::mknodat(dir_fd, name, mode, rdev); });
+  const mode_t umask = fuse_req_ctx(req)->umask;
+  make_entry(req, parent, name,
+             [&](int dir_fd) { return ::mknodat(dir_fd, name, creation_mode(dir_fd, mode, umask), rdev); });
 }
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   context_of(req).counters.count(Op::mkdir);
-  make_entry(req, parent, name, [&](int dir_fd) { return ::mkdirat(dir_fd, name, mode); });
+  const mode_t umask = fuse_req_ctx(req)->umask;
+  make_entry(req, parent, name, [&](int dir_fd) { return ::mkdirat(dir_fd, name, creation_mode(dir_fd, mode, umask)); });
 }
 
 void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
@@ -236,9 +239,9 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* 
   if (!fd.is_ok()) return reply_error(req, fd.error());
   auto parent_fd = context.inodes->path_fd(inode_of(context, new_parent));
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
-  // A file with two names passes through from its next open on (EngineFileData): it must find
-  // in the backing file what was written through the cache.
-  if (auto written = write_back_open_file(inode); !written.is_ok()) return reply_error(req, written.error());
+  // A file with two names passes through the cache no more (EngineFileData), from its next
+  // open on and in the opens it has now: each name's opens must see what the others wrote.
+  if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
   // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link of the O_PATH
   // descriptor names the same object (AT_SYMLINK_FOLLOW resolves the /proc link itself, not a
   // symlink the object may be).

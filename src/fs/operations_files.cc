@@ -41,8 +41,15 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd f
   request.relative_path = relative_path_of(context, fd.get());
   request.backing_fd = std::move(fd);
   request.flags = fi->flags;
+  // One data path per inode: an open beside one that bypasses the cache bypasses it too, and
+  // the first open that bypasses it (a second name made behind the mount) takes the others
+  // with it.
+  inode.for_each_open_file([&](OpenFile& other) { request.bypass_cache = request.bypass_cache || other.bypasses_cache(); });
   auto file = context.data->open(std::move(request));
   if (!file.is_ok()) return reply_error(req, file.error());
+  if ((*file)->bypasses_cache()) {
+    if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
+  }
   set_handle_flags(fi);
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
@@ -69,6 +76,17 @@ SysResult<bool> write_back(Inode& inode, OpenFile& file) {
   return result;
 }
 
+SysResult<bool> pass_through_open_files(Inode& inode) {
+  std::unique_lock changing(inode.data_lock());
+  SysResult<bool> result = true;
+  inode.for_each_open_file([&](OpenFile& file) {
+    if (!result.is_ok() || file.bypasses_cache()) return;
+    result = write_back(inode, file);
+    if (result.is_ok()) result = file.pass_through();
+  });
+  return result;
+}
+
 SysResult<bool> write_back_open_file(Inode& inode) {
   SysResult<bool> result = true;
   inode.with_open_file([&](OpenFile& file) { result = write_back(inode, file); });
@@ -87,7 +105,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     int error = 0;
     CallerCredentials as_caller(caller_of(req), error);
     if (error != 0) return reply_error(req, error);
-    fd = UniqueFd(::openat((*parent_fd)->get(), name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode));
+    const int dir_fd = (*parent_fd)->get();
+    fd = UniqueFd(::openat(dir_fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
+                           creation_mode(dir_fd, mode, fuse_req_ctx(req)->umask)));
     if (!fd.valid()) return reply_error(req, errno);
   }
   UniqueFd path_fd(::open(proc_path(fd.get()).c_str(), O_PATH | O_CLOEXEC));

@@ -23,6 +23,12 @@ UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE = 0x01, 0x02, 0x08
 FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x10, 0x20
 NOBODY_UID, NOBODY_GID = 65534, 65534
+# POSIX ACLs as the kernel stores them in system.posix_acl_* (version 2; tag, permissions, id).
+ACL_GRANTS_NOBODY = bytes.fromhex("02000000" "0100060000000000" "02000600feff0000" "0400000000000000"
+                                  "1000060000000000" "2000000000000000")  # u::rw- u:nobody:rw- g::--- m::rw- o::---
+ACL_DENIES_NOBODY = bytes.fromhex("02000000" "0100060000000000" "02000000feff0000" "0400040000000000"
+                                  "1000040000000000" "2000040000000000")  # u::rw- u:nobody:--- g::r-- m::r-- o::r--
+ACL_DEFAULT = bytes.fromhex("02000000" "0100070000000000" "0400050000000000" "2000000000000000")  # u::rwx g::r-x o::---
 
 
 class Timespec(ctypes.Structure):
@@ -331,6 +337,59 @@ def root_steps():
             piece = f.read(700000)
         return [piece == data[12345:12345 + 700000], os.stat(f"{r}/big").st_size]
 
+    def link_while_open(r):
+        # A file open (and cached) under one name gains a second: the opens of both names see
+        # each other's writes (a file with two names bypasses the cache, the open one too).
+        write_file(f"{r}/hl-a", bytes(range(256)) * 32)
+        read_all(f"{r}/hl-a")
+        fa = os.open(f"{r}/hl-a", os.O_RDWR)
+        os.pread(fa, 8192, 0)
+        os.link(f"{r}/hl-a", f"{r}/hl-b")
+        fb = os.open(f"{r}/hl-b", os.O_RDWR)
+        os.pwrite(fb, b"via-b", 10)
+        seen_by_a = os.pread(fa, 5, 10)
+        os.pwrite(fa, b"via-a", 30)
+        seen_by_b = os.pread(fb, 5, 30)
+        os.close(fa)
+        os.close(fb)
+        return [seen_by_a, seen_by_b, read_all(f"{r}/hl-b")]
+
+    def link_unlink_while_open(r):
+        # ... and keeps its one data path when the first name goes and the second is opened.
+        write_file(f"{r}/hu-a", b"A" * 8192)
+        fd = os.open(f"{r}/hu-a", os.O_RDWR)
+        os.pread(fd, 8192, 0)
+        os.link(f"{r}/hu-a", f"{r}/hu-b")
+        os.unlink(f"{r}/hu-a")
+        os.pwrite(fd, b"old-fd", 0)
+        fd2 = os.open(f"{r}/hu-b", os.O_RDWR)
+        seen_by_new = os.pread(fd2, 6, 0)
+        os.pwrite(fd2, b"new-fd", 100)
+        seen_by_old = os.pread(fd, 6, 100)
+        os.close(fd)
+        os.close(fd2)
+        return [seen_by_new, seen_by_old, read_all(f"{r}/hu-b")]
+
+    def acls(r):
+        # Access ACLs (checked for nobody below) and a default ACL, under which the umask does
+        # not apply: the ACL masks the new object's mode instead.
+        write_file(f"{r}/acl-granted", b"granted", 0o600)
+        os.setxattr(f"{r}/acl-granted", "system.posix_acl_access", ACL_GRANTS_NOBODY)
+        write_file(f"{r}/acl-denied", b"denied", 0o644)
+        os.setxattr(f"{r}/acl-denied", "system.posix_acl_access", ACL_DENIES_NOBODY)
+        os.mkdir(f"{r}/acl-dir", 0o777)
+        os.setxattr(f"{r}/acl-dir", "system.posix_acl_default", ACL_DEFAULT)
+        old = os.umask(0o077)
+        try:
+            write_file(f"{r}/acl-dir/f", b"x", 0o666)
+            os.mkdir(f"{r}/acl-dir/sub", 0o777)
+            os.mkdir(f"{r}/masked", 0o777)  # no default ACL: the umask applies
+        finally:
+            os.umask(old)
+        modes = [oct(os.stat(f"{r}/{name}").st_mode & 0o7777) for name in ("acl-granted", "acl-denied", "acl-dir/f",
+                                                                              "acl-dir/sub", "masked")]
+        return [modes, os.getxattr(f"{r}/acl-dir/sub", "system.posix_acl_default").hex()]
+
     def shared_dirs(r):
         # Prepared for the unprivileged steps.
         os.mkdir(f"{r}/pub", 0o777)
@@ -348,7 +407,8 @@ def root_steps():
                                        setgid_dir, times, links, symlinks, eloop, nofollow, nodes, xattrs, xattr_missing,
                                        xattr_create_twice, rename_file_over_file, rename_dirs, rename_dir_over_file,
                                        rename_noreplace, rename_exchange, unlink_open_file, errors_dirs, big_file,
-                                       open_file_attributes, write_only_partial_pages, listing, shared_dirs)]
+                                       open_file_attributes, write_only_partial_pages, link_while_open,
+                                       link_unlink_while_open, acls, listing, shared_dirs)]
 
 
 def nobody_steps():
@@ -372,6 +432,14 @@ def nobody_steps():
 
     def eacces_read(r):
         return os.open(f"{r}/secret", os.O_RDONLY)
+
+    def acl_granted(r):
+        # Mode 0600 of root's, an ACL entry grants nobody: readable and writable.
+        return [read_all(f"{r}/acl-granted"), os.access(f"{r}/acl-granted", os.R_OK | os.W_OK)]
+
+    def acl_denied(r):
+        # Mode 0644, an ACL entry denies nobody: unreadable (the kernel saw only the mode bits).
+        return read_all(f"{r}/acl-denied")
 
     def eacces_create(r):
         return os.open(f"{r}/newfile", os.O_CREAT | os.O_WRONLY, 0o644)
@@ -408,7 +476,7 @@ def nobody_steps():
         return os.link(f"{r}/secret", f"{r}/pub/hardlink-secret")
 
     return [(f.__name__, f) for f in (create_owned, setgid_inherit, sticky_unlink, sticky_rename, eacces_read,
-                                       eacces_create, chmod_foreign, chown_own, chmod_own_setgid,
+                                       acl_granted, acl_denied, eacces_create, chmod_foreign, chown_own, chmod_own_setgid,
                                        utime_foreign_explicit, utime_foreign_now, write_setuid_file, rename_own,
                                        link_foreign)]
 
@@ -548,6 +616,19 @@ def changes_behind(check, mode, backing, mountpoint):
     os.close(fd)
     check.check(read_all(f"{m}/grown") == b"0123456789behindAPP".hex() == read_all(f"{b}/grown"),
                 f"{mode}: an append after the file grew behind the mount: {read_all(f'{m}/grown')!r}")
+    # A second name made behind the mount while the file is open and cached: the first open
+    # of that name takes the file's opens off the cache, so each sees the other's writes.
+    write_file(f"{m}/linked", b"L" * 8192)
+    fa = os.open(f"{m}/linked", os.O_RDWR)
+    os.pread(fa, 8192, 0)
+    os.link(f"{b}/linked", f"{b}/linked2")
+    fb = os.open(f"{m}/linked2", os.O_RDWR)
+    os.pwrite(fb, b"second", 0)
+    seen = os.pread(fa, 6, 0)
+    os.close(fb)
+    os.close(fa)
+    check.check(seen == b"second" and read_all(f"{b}/linked")[:12] == b"second".hex(),
+                f"{mode}: a file linked behind the mount while open: the first name's open read {seen!r}")
 
 
 def compare(check, mode, top, then=None):
@@ -567,7 +648,7 @@ def compare(check, mode, top, then=None):
             then(check, top, plain, backing, mountpoint, mount)
     check.check(not harness.is_mounted(mountpoint), f"{mode}: unmounted at the end")
     # The backing directory holds what the plain one does (write-back wrote everything back).
-    for name in ("app", "tog", "rot", "t", "mm", "dst", "cd", "modes", "grow", "wo", "pub/mine2"):
+    for name in ("app", "tog", "rot", "t", "mm", "dst", "cd", "modes", "grow", "wo", "hl-b", "hu-b", "pub/mine2"):
         check.check(read_all(f"{backing}/{name}") == read_all(f"{plain}/{name}"),
                     f"{mode}: after the unmount the backing file {name} equals the plain one")
 
