@@ -94,7 +94,8 @@ Status Engine::fallocate(FileHandle file, int mode, std::uint64_t offset, std::u
 Status Engine::renamed(std::string_view from, std::string_view to) { return core_->renamed(from, to); }
 Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
-Status Engine::write_back(FileHandle file) { return core_->write_back(file); }
+Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }
+Status Engine::write_back_keeping_error(FileHandle file) { return core_->write_back(file, false); }
 Status Engine::commit() { return core_->commit(); }
 Result<std::uint64_t> Engine::size(FileHandle file) { return core_->size(file); }
 std::optional<std::uint64_t> Engine::open_file_size(std::string_view relative_path) {

@@ -321,11 +321,15 @@ Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
+  std::uint64_t end = 0;
   {
     std::lock_guard backing_lock(file.backing_mutex);
     FLASHDIR_TRY(note_outside_change(file, *(*open)->backing));
+    // In write-back the engine's end runs ahead of the backing file's, unless the file grew
+    // behind the engine.
+    end = std::max(file.size_bytes.load(), file.expected.size_bytes);
   }
-  return write_locked(**open, file.size_bytes, data);
+  return write_locked(**open, end, data);
 }
 
 Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data) {
@@ -484,15 +488,17 @@ Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
   }
   if (*identity == file.expected) return Status::ok();
   file.expected = *identity;
-  // In write-back the engine's size may run ahead of the backing file's; it never lags it.
-  file.size_bytes = options_.write_mode == WriteMode::write_back ? std::max(file.size_bytes.load(), identity->size_bytes)
-                                                                 : identity->size_bytes;
+  // Write-through and write-around: the backing file's size is the file's (the callers hold
+  // the file lock). In write-back the engine's size stays its own: the flusher calls this
+  // without the file lock, and an append takes the larger of the two itself.
+  if (options_.write_mode != WriteMode::write_back) file.size_bytes = identity->size_bytes;
   std::lock_guard cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
   return drop_clean_pages(file.file_id);
 }
 
 Status EngineCore::drop_clean_pages(std::uint64_t file_id) {
+  // Counted as stale drops: at a restart too, where they were changed behind the engine.
   std::vector<SlotIndex> clean;
   for (SlotIndex slot : slots_->slots_of(file_id))
     if (!slots_->dirty(slot)) clean.push_back(slot);

@@ -58,7 +58,7 @@ class EngineCore {
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
-  Status write_back(FileHandle handle);
+  Status write_back(FileHandle handle, bool take_error);
   Status commit();
   Result<std::uint64_t> size(FileHandle handle);
   std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
@@ -111,10 +111,12 @@ class EngineCore {
   // the cache lock): a file that differs from what the engine left was changed behind it. Its
   // clean pages are dropped then (they may hold bytes the file no longer has; note_own_change
   // would otherwise take the change for the engine's own, and the stale pages would be served
-  // after the next open too), its dirty ones stay (the newest data), and its size follows the
-  // backing file's.
+  // after the next open too), its dirty ones stay (the newest data). In write-through and
+  // write-around its size follows the backing file's; in write-back the engine's size stays
+  // (a truncate behind the engine loses to the dirty pages past it, as any two writers race).
   Status note_outside_change(FileState& file, BackingFile& backing);
-  // Under cache_mutex_: drops the file's clean pages, keeps its dirty ones.
+  // Under cache_mutex_ (or at restart, when nothing else runs): drops the file's clean pages,
+  // keeps its dirty ones.
   Status drop_clean_pages(std::uint64_t file_id);
   // write() with the file lock held exclusively.
   Result<std::size_t> write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);

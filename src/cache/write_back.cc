@@ -197,13 +197,13 @@ Status EngineCore::take_write_back_error(FileState& file) {
   return std::exchange(file.write_back_error, Status::ok());
 }
 
-Status EngineCore::write_back(FileHandle handle) {
+Status EngineCore::write_back(FileHandle handle, bool take_error) {
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::lock_guard backing_lock(file.backing_mutex);
   FLASHDIR_TRY(flush_file_locked(file, 0));
-  return take_write_back_error(file);
+  return take_error ? take_write_back_error(file) : Status::ok();
 }
 
 void EngineCore::run_flusher() {

@@ -74,15 +74,19 @@ class EngineOpenFile final : public OpenFile {
   int backing_fd() const override { return fd_.get(); }
 
   bool bypasses_cache() const override { return direct_.load(std::memory_order_acquire) != nullptr; }
-  SysResult<bool> pass_through() override {
-    if (bypasses_cache()) return true;
-    // A second description would not share the caller's O_APPEND changes; a duplicate does.
+  SysResult<bool> write_back_keeping_error() override {
+    if (!defers_writes()) return true;
+    if (Status s = engine_.write_back_keeping_error(handle_); !s.is_ok()) return errno_for(s);
+    return true;
+  }
+  SysResult<bool> prepare_pass_through() override {
+    if (direct_owner_ != nullptr) return true;
     UniqueFd duplicate(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
     if (!duplicate.valid()) return last_errno();
     direct_owner_ = std::make_unique<PassthroughFile>(std::move(duplicate));
-    direct_.store(direct_owner_.get(), std::memory_order_release);
     return true;
   }
+  void pass_through() override { direct_.store(direct_owner_.get(), std::memory_order_release); }
 
   bool defers_writes() const override { return write_back_ && !bypasses_cache(); }
   bool opened_for_writing() const override { return for_writing_; }
@@ -105,8 +109,9 @@ class EngineOpenFile final : public OpenFile {
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
-  // Set once by pass_through(): the data then bypasses the engine (whose handle stays open
-  // until the release, which drops the file's pages the direct writes made stale).
+  // Made by prepare_pass_through(), set by pass_through(): the data then bypasses the engine
+  // (whose handle stays open until the release, which drops the pages the direct writes made
+  // stale).
   std::unique_ptr<PassthroughFile> direct_owner_;
   std::atomic<PassthroughFile*> direct_{nullptr};
 };

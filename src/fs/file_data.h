@@ -54,11 +54,16 @@ class OpenFile {
   virtual int backing_fd() const = 0;
   // True if the data goes straight to the backing file, through no cache.
   virtual bool bypasses_cache() const { return true; }
-  // From now on the data goes straight to the backing file; the caller wrote back what the
-  // file held ahead of it first, and holds the inode's data lock alone. An inode has one data
-  // path: a cache serving one of its opens while another writes the backing file around it
-  // would serve stale bytes.
-  virtual SysResult<bool> pass_through() { return true; }
+  // Taking a file off its cache, so that an inode keeps one data path (a cache serving one of
+  // its opens while another writes the backing file around it would serve stale bytes). The
+  // caller holds the inode's data lock alone and calls, for every open of the inode, each step
+  // before the next: write_back_keeping_error() brings the backing file up to date without
+  // taking an error a deferred write-back kept for the file's writer; prepare_pass_through()
+  // gets what passing through needs (it may fail, and changes nothing); pass_through() switches
+  // and cannot fail. So a failure leaves every open on the path it had.
+  virtual SysResult<bool> write_back_keeping_error() { return true; }
+  virtual SysResult<bool> prepare_pass_through() { return true; }
+  virtual void pass_through() {}
 };
 
 struct OpenRequest {

@@ -80,8 +80,8 @@ SysResult<bool> write_back(Inode& inode, OpenFile& file);
 // The same through any file open on `inode` (true if none is).
 SysResult<bool> write_back_open_file(Inode& inode);
 // Gives every file open on `inode` the data path that bypasses the cache, each written back
-// first (the inode's data lock is taken alone): the file is getting a second name, or another
-// open of it bypasses the cache.
+// first, or none if one cannot be (the inode's data lock is taken alone): the file is getting a
+// second name, or another open of it bypasses the cache.
 SysResult<bool> pass_through_open_files(Inode& inode);
 
 }  // namespace flashdir::fs

@@ -33,6 +33,14 @@ void set_handle_flags(fuse_file_info* fi) {
   fi->direct_io = (fi->flags & O_DIRECT) != 0 ? 1 : 0;
 }
 
+// True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
+// through it.
+bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
+  bool found = false;
+  inode.for_each_open_file([&](OpenFile& file) { found = found || (&file != except && file.bypasses_cache() == bypassing); });
+  return found;
+}
+
 // Hands a freshly opened backing descriptor to the FileData and replies with the handle; the
 // inode knows its open files until their release.
 template <typename Reply>
@@ -44,16 +52,28 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd f
   // One data path per inode: an open beside one that bypasses the cache bypasses it too, and
   // the first open that bypasses it (a second name made behind the mount) takes the others
   // with it.
-  inode.for_each_open_file([&](OpenFile& other) { request.bypass_cache = request.bypass_cache || other.bypasses_cache(); });
+  request.bypass_cache = other_open(inode, nullptr, true);
   auto file = context.data->open(std::move(request));
   if (!file.is_ok()) return reply_error(req, file.error());
-  if ((*file)->bypasses_cache()) {
+  if ((*file)->bypasses_cache() && other_open(inode, nullptr, false)) {
     if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
+    // Their pages went back into a file this open(2) had emptied.
+    if ((fi->flags & O_TRUNC) != 0) {
+      if (auto emptied = (*file)->truncate(0); !emptied.is_ok()) return reply_error(req, emptied.error());
+    }
   }
   set_handle_flags(fi);
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
+  // A link made meanwhile took the inode's other opens off the cache without this one.
+  if (!opened->bypasses_cache() && other_open(inode, opened, true)) {
+    if (auto moved = pass_through_open_files(inode); !moved.is_ok()) {
+      inode.remove_open_file(opened);
+      context.files.take(fi->fh);
+      return reply_error(req, moved.error());
+    }
+  }
   if (reply() != 0) {
     inode.remove_open_file(opened);
     context.files.take(fi->fh);
@@ -79,13 +99,19 @@ SysResult<bool> write_back(Inode& inode, OpenFile& file) {
 SysResult<bool> pass_through_open_files(Inode& inode) {
   std::unique_lock changing(inode.data_lock());
   SysResult<bool> result = true;
+  const std::int64_t written_ns = inode.deferred_write_ns();
   inode.for_each_open_file([&](OpenFile& file) {
-    if (!result.is_ok() || file.bypasses_cache()) return;
-    result = write_back(inode, file);
-    if (result.is_ok()) result = file.pass_through();
+    if (result.is_ok()) result = file.write_back_keeping_error();
   });
-  return result;
+  if (result.is_ok()) inode.deferred_write_written_back(written_ns);
+  inode.for_each_open_file([&](OpenFile& file) {
+    if (result.is_ok()) result = file.prepare_pass_through();
+  });
+  if (!result.is_ok()) return result;
+  inode.for_each_open_file([](OpenFile& file) { file.pass_through(); });
+  return true;
 }
+
 
 SysResult<bool> write_back_open_file(Inode& inode) {
   SysResult<bool> result = true;

@@ -41,7 +41,10 @@ SysResult<std::size_t> PassthroughFile::read(std::uint64_t offset, ByteSpan out)
   return done;
 }
 
-PassthroughFile::PassthroughFile(UniqueFd fd) : fd_(std::move(fd)), append_((::fcntl(fd_.get(), F_GETFL) & O_APPEND) != 0) {}
+PassthroughFile::PassthroughFile(UniqueFd fd) : fd_(std::move(fd)) {
+  const int flags = ::fcntl(fd_.get(), F_GETFL);
+  append_ = flags >= 0 && (flags & O_APPEND) != 0;
+}
 
 SysResult<bool> PassthroughFile::set_append(bool append) {
   if (append == append_) return true;

@@ -342,8 +342,8 @@ TEST_CASE("write-back: a restart drops the dirty pages that can never go back, s
   EngineRig rig(write_back());
   const std::uint32_t P = rig.page_size();
   const auto before = pattern(1, 4 * P);
-  rig.put("f", before);
-  auto file = rig.engine().open_file("f");
+  rig.put("journal", before);
+  auto file = rig.engine().open_file("journal");
   REQUIRE(file.is_ok());
   const auto update = pattern(2, 3 * P);
   REQUIRE(rig.engine().write(*file, 0, update).is_ok());  // pages 0..2 dirty, in slots 0..2
@@ -370,17 +370,17 @@ TEST_CASE("write-back: a restart drops the dirty pages that can never go back, s
     CHECK(restart.written_back_slots == 0);
     CHECK(restart.lost_dirty_reason.find(std::strerror(EFBIG)) != std::string::npos);
   }
-  CHECK(restart.lost_dirty_reason.find("f") != std::string::npos);
-  CHECK(rig.get("f") == expected);
+  CHECK(restart.lost_dirty_reason.find("journal") != std::string::npos);  // names the file
+  CHECK(rig.get("journal") == expected);
   CHECK(rig.engine().stats().dirty_pages == 0);
-  CHECK(rig.read_through("f", 0, 4 * P) == expected);  // nothing of the lost pages is served
+  CHECK(rig.read_through("journal", 0, 4 * P) == expected);  // nothing of the lost pages is served
 
   // Nothing is stuck: the file takes writes and goes back whole.
   rig.backing_faults().write_errno = 0;
-  file = rig.engine().open_file("f");
+  file = rig.engine().open_file("journal");
   REQUIRE(file.is_ok());
   REQUIRE(rig.engine().write(*file, P, update).is_ok());
   REQUIRE(rig.engine().release(*file).is_ok());
   std::copy(update.begin(), update.end(), expected.begin() + P);
-  CHECK(rig.get("f") == expected);
+  CHECK(rig.get("journal") == expected);
 }

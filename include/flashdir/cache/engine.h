@@ -142,6 +142,9 @@ class Engine {
   // do in the other modes). The daemon calls it at close(2), so that the backing file holds
   // what was written through the mount (close-to-open) and its errors reach the caller.
   Status write_back(FileHandle file);
+  // write_back() for a caller that is not the file's writer: an error a deferred write-back
+  // met stays for the writer's fsync or close.
+  Status write_back_keeping_error(FileHandle file);
   // Makes every write so far usable after a power cut: the FTL programs what its device RAM
   // buffers, and the metadata says the writes finished. A background thread calls it every
   // EngineOptions::commit_interval_ms while data is being written.
