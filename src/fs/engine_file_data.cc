@@ -33,14 +33,14 @@ class EngineOpenFile final : public OpenFile {
   }
 
   SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
-    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->read(offset, out);
+    if (PassthroughFile* direct = this->direct()) return direct->read(offset, out);
     auto n = engine_.read(handle_, offset, out);
     if (!n.is_ok()) return errno_for(n.status());
     return *n;
   }
 
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override {
-    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->write(offset, in, append);
+    if (PassthroughFile* direct = this->direct()) return direct->write(offset, in, append);
     // Appends go to the end of the file as the engine has it (with write-back, past the backing
     // file's end), found and written under the engine's file lock.
     auto n = append ? engine_.append(handle_, in) : engine_.write(handle_, offset, in);
@@ -54,26 +54,26 @@ class EngineOpenFile final : public OpenFile {
   }
 
   SysResult<bool> truncate(std::uint64_t size_bytes) override {
-    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->truncate(size_bytes);
+    if (PassthroughFile* direct = this->direct()) return direct->truncate(size_bytes);
     if (Status s = engine_.truncate(handle_, size_bytes); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override {
-    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->fallocate(mode, offset, length);
+    if (PassthroughFile* direct = this->direct()) return direct->fallocate(mode, offset, length);
     if (Status s = engine_.fallocate(handle_, mode, offset, length); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   SysResult<bool> fsync(bool data_only) override {
-    if (PassthroughFile* direct = direct_.load(std::memory_order_acquire)) return direct->fsync(data_only);
+    if (PassthroughFile* direct = this->direct()) return direct->fsync(data_only);
     if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
     return true;
   }
 
   int backing_fd() const override { return fd_.get(); }
 
-  bool bypasses_cache() const override { return direct_.load(std::memory_order_acquire) != nullptr; }
+  bool bypasses_cache() const override { return direct() != nullptr; }
   SysResult<bool> write_back_keeping_error() override {
     if (!defers_writes()) return true;
     if (Status s = engine_.write_back_keeping_error(handle_); !s.is_ok()) return errno_for(s);
@@ -109,6 +109,9 @@ class EngineOpenFile final : public OpenFile {
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
+  // The file the data goes to once it bypasses the engine; null until pass_through().
+  PassthroughFile* direct() const { return direct_.load(std::memory_order_acquire); }
+
   // Made by prepare_pass_through(), set by pass_through(): the data then bypasses the engine
   // (whose handle stays open until the release, which drops the pages the direct writes made
   // stale).

@@ -1,0 +1,97 @@
+// Hot restart: what the metadata store recovered becomes the slot table, and the dirty pages
+// a cut left (write-back) go back to their backing files before the engine serves anything
+// (doc/cache.md "Restart after a cut").
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cache/engine_core.h"
+
+namespace flashdir::cache {
+
+Status EngineCore::recover(const RecoveredSlots& recovered) {
+  restart_.clean_shutdown = recovered.clean_shutdown;
+  restart_.dropped_slots = recovered.dropped;
+  restart_.dirty_slots = recovered.dirty;
+  std::vector<SlotIndex> orphans;
+  std::vector<std::uint64_t> dirty_files;
+  for (const RecoveredSlot& found : recovered.usable) {
+    auto file = catalog_.find_by_id(found.entry.file_id);
+    if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
+    if (!file.is_ok()) {
+      orphans.push_back(found.slot);
+      if (found.entry.dirty) {
+        note_lost_at_restart(1, Status::not_found(fmt::format("file {} of a dirty page is not in the catalog",
+                                                              found.entry.file_id)));
+      }
+      continue;
+    }
+    slots_->insert(found.slot);
+    if (found.entry.dirty) {
+      slots_->set_dirty(found.slot);
+      dirty_files.push_back(found.entry.file_id);
+    }
+  }
+  if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
+  restart_.usable_slots = slots_->used();
+  restart_.orphan_slots = orphans.size();
+  std::sort(dirty_files.begin(), dirty_files.end());
+  dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
+  FLASHDIR_TRY(write_back_recovered(dirty_files));
+  const std::uint64_t seen = restart_.usable_slots + restart_.dropped_slots + restart_.orphan_slots;
+  restart_.usable_fraction = seen == 0 ? 1.0 : static_cast<double>(restart_.usable_slots) / static_cast<double>(seen);
+  return Status::ok();
+}
+
+Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_ids) {
+  for (std::uint64_t file_id : file_ids) {
+    auto known = catalog_.find_by_id(file_id);
+    if (!known.is_ok()) return known.status();
+    const std::uint64_t dirty = slots_->dirty_slots_of(file_id).size();
+    auto file = backing_.open(known->relative_path);
+    if (!file.is_ok()) {
+      if (file.status().code() != StatusCode::not_found) return file.status();
+      // The backing file is gone: nowhere to write its pages. Reported, then dropped.
+      note_lost_at_restart(dirty, file.status());
+      FLASHDIR_TRY(invalidate(file_id, slots_->slots_of(file_id)));
+      continue;
+    }
+    auto before = (*file)->stat();
+    if (!before.is_ok()) return before.status();
+    if (*before != known->identity) {
+      // Changed since the catalog last saw it (the engine's own write-backs before the cut, or
+      // someone else): its clean pages cannot be trusted; its dirty ones are the newest data.
+      FLASHDIR_TRY(drop_clean_pages(file_id));
+    }
+    // Cut at the backing file's size: bytes past it were never fsync'd (fsync extends the file
+    // once they are durable here). The pages from the one holding that end on then leave: they
+    // may hold bytes past it that the backing file never got, and a later extension of the file
+    // must read zeros there.
+    const std::uint64_t end = before->size_bytes;
+    std::uint64_t past_end = 0;
+    for (SlotIndex slot : slots_->dirty_slots_of(file_id))
+      if (slots_->key(slot).page_no * page_size_ >= end) ++past_end;
+    // Pages that can never go back (damaged, or past the backing's largest file) are dropped
+    // and reported; failing the open for them would lose nothing less, and the next open would
+    // not even know.
+    LostPages lost;
+    FLASHDIR_TRY(write_back(file_id, **file, end, 0, lost));
+    if (lost.count != 0) note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
+    }
+    restart_.written_back_slots += dirty - past_end - lost.count;
+    auto after = (*file)->stat();
+    if (!after.is_ok()) return after.status();
+    FLASHDIR_TRY(catalog_.update_identity(file_id, *after));
+  }
+  return Status::ok();
+}
+
+void EngineCore::note_lost_at_restart(std::uint64_t pages, const Status& reason) {
+  if (restart_.lost_dirty_slots == 0) restart_.lost_dirty_reason = reason.to_string();
+  restart_.lost_dirty_slots += pages;
+}
+
+}  // namespace flashdir::cache
