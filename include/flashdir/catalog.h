@@ -1,9 +1,17 @@
 // The catalog: a RocksDB database in DIR/catalog that maps file ids to backing files and keeps
-// a copy of the superblock and of the engine's options. Only src/catalog includes RocksDB
-// headers; everything else sees this class. Every write is synced before it returns (the
-// catalog is small and written rarely, and the cache's durability argument leans on it: a file
-// id is durable here before any durable metadata entry names it, so write-back recovery can
-// always find the path of a dirty page).
+// a copy of the superblock, the engine's options, the identity rule and the record of the
+// backing directory the cache belongs to. Only src/catalog includes RocksDB headers; everything
+// else sees this class. Every write is synced before it returns (the catalog is small and
+// written rarely, and the cache's durability argument leans on it: a file id is durable here
+// before any durable metadata entry names it, so write-back recovery can always find whose a
+// dirty page is).
+//
+// A file is its identity, never the name it had (doc/daemon.md "File identity"): a record is
+// found by its inode (the inode index) or, where the backing renumbers inodes, by its path (the
+// path index). Both indexes are kept in every record's write; each names at most one record,
+// and a record they no longer name (its path taken by another file, its inode renumbered) keeps
+// its id, its pages and its last path as a hint for recovery until the engine forgets it.
+// File ids are never reused: `meta/next_file_id` only grows.
 //
 // Thread-safe: RocksDB serialises its own writes; id allocation and multi-key updates take an
 // internal mutex.
@@ -12,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,34 +30,73 @@
 
 namespace flashdir {
 
-// What identifies the contents of a backing file: a change to any field means the cached pages
-// may no longer match it (a same-size rewrite within one second changes mtime_ns or ctime_ns).
-struct BackingIdentity {
-  std::uint64_t dev = 0;
+// What stat(2) says of a backing file, as the cache records it. `device` is 0 for the backing
+// root's own file system (its st_dev changes at every mount of an NFS or FUSE backing), the
+// st_dev otherwise.
+struct BackingAttributes {
+  std::uint64_t device = 0;
   std::uint64_t inode = 0;
+  std::int64_t birth_ns = 0;  // statx birth time; 0 where the file system keeps none
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
   std::uint64_t size_bytes = 0;
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
+  std::uint64_t link_count = 1;  // not recorded: 0 says the file has no name left
 
-  bool operator==(const BackingIdentity&) const = default;
+  bool operator==(const BackingAttributes&) const = default;
+
+  // Every recorded field: a change to any of them means the cached pages may no longer match
+  // (a same-size rewrite within one second changes mtime_ns or ctime_ns).
+  bool same_file_and_contents(const BackingAttributes& other) const;
+  // The same without the inode number (and device), for a backing that renumbers inodes.
+  bool same_contents_and_owner(const BackingAttributes& other) const;
+  // Whether both are the same inode, the birth time (where both have one) proving the number
+  // was not reused.
+  bool same_inode(const BackingAttributes& other) const;
 };
 
+// How a cache tells files apart (doc/daemon.md "File identity"), fixed per cache in the catalog.
+enum class IdentityRule : std::uint8_t {
+  inode,  // the inode (device, number, birth time): renames and replacements behind the mount are seen
+  path,   // the path plus owner, size and times: for backings whose inode numbers are not stable
+};
+std::string_view identity_rule_name(IdentityRule rule);
+Result<IdentityRule> parse_identity_rule(std::string_view text);
+
 struct CatalogFile {
-  std::uint64_t file_id = 0;        // never 0: ids start at 1
-  std::string relative_path;        // relative to the backing root, no leading '/'
-  BackingIdentity identity;
+  std::uint64_t file_id = 0;  // never 0: ids start at 1 and are never reused
+  std::string relative_path;  // relative to the backing root, no leading '/'; a hint under the inode rule
+  BackingAttributes attributes;
 
   bool operator==(const CatalogFile&) const = default;
+};
+
+// The backing directory a cache belongs to, recorded at its first use and checked at every
+// open: a cache's dirty pages go back only into the tree they came from.
+struct BackingRootRecord {
+  std::string path;                 // canonical path
+  std::uint64_t fs_type = 0;        // statfs f_type
+  std::uint64_t fs_id = 0;          // statfs f_fsid (0 where the file system gives none)
+  std::uint64_t root_inode = 0;
+  std::int64_t root_birth_ns = 0;   // 0 where the file system keeps none
+
+  bool operator==(const BackingRootRecord&) const = default;
+  // Empty if `now` is the same directory; else what differs, for a message.
+  std::string differences(const BackingRootRecord& now) const;
 };
 
 class Catalog {
  public:
   enum class Access { read_only, read_write };
 
+  // The layout of the records (meta/catalog_format); an older catalog is refused at open.
+  static constexpr std::uint32_t kFormat = 2;
+
   // Creates an empty catalog; refused if one exists at `path`.
   static Result<std::unique_ptr<Catalog>> create(const std::filesystem::path& path);
   // A catalog RocksDB cannot read (damaged files, a bad record) is a corruption error naming
-  // the catalog.
+  // the catalog; one of another format is refused with invalid_argument.
   static Result<std::unique_ptr<Catalog>> open(const std::filesystem::path& path, Access access);
   ~Catalog();
 
@@ -61,19 +109,29 @@ class Catalog {
   Status put_options_text(std::string_view text);
   Result<std::string> options_text() const;
 
-  // Records a new backing file under a fresh id, durably, and returns it. already_exists if the
-  // path is recorded (use find_by_path first).
-  Result<CatalogFile> add_file(std::string_view relative_path, const BackingIdentity& identity);
+  // not_found before the first put; corruption if the record fails its checksum.
+  Status put_backing_root(const BackingRootRecord& record);
+  Result<BackingRootRecord> backing_root() const;
+  Status put_identity_rule(IdentityRule rule);
+  Result<IdentityRule> identity_rule() const;
+
+  // Records a new backing file under a fresh id, durably; it takes over the path and inode
+  // index entries (the records they named before keep their ids and pages).
+  Result<CatalogFile> add_file(std::string_view relative_path, const BackingAttributes& attributes);
   // not_found if absent; corruption if the stored record is damaged.
   Result<CatalogFile> find_by_path(std::string_view relative_path) const;
+  Result<CatalogFile> find_by_inode(std::uint64_t device, std::uint64_t inode) const;
   Result<CatalogFile> find_by_id(std::uint64_t file_id) const;
-  // Records new validation attributes for a file (after its stale pages are dropped).
-  Status update_identity(std::uint64_t file_id, const BackingIdentity& identity);
-  // Renames a file, or a directory with every recorded file under it ("a/b" moves "a/b/c" to
-  // "x/c"). A file recorded at `to` is forgotten; it is returned so the caller can drop its
-  // pages first. Renaming something not recorded is not an error.
-  Result<std::vector<CatalogFile>> files_replaced_by_rename(std::string_view from, std::string_view to) const;
-  Status rename(std::string_view from, std::string_view to);
+  // New attributes and path for a file (after its stale pages are dropped, or after it was
+  // found renamed or renumbered); the indexes follow.
+  Status update(std::uint64_t file_id, std::string_view relative_path, const BackingAttributes& attributes);
+  // A rename made through the mount: the records the path index names at `from` and under it
+  // move to `to`; with `exchange`, those at `to` move to `from` as well. Returns the records
+  // that lost their path (the file a plain rename replaced): they keep their ids and pages.
+  Result<std::vector<CatalogFile>> rename(std::string_view from, std::string_view to, bool exchange);
+  // The record stays (its id, its pages, its path as a hint) but no index names it any more: a
+  // file met at its path or inode gets a record of its own.
+  Status unindex(std::uint64_t file_id);
   Status remove_file(std::uint64_t file_id);
   // Every recorded file (fsck, tests).
   Result<std::vector<CatalogFile>> all_files() const;

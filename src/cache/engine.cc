@@ -41,6 +41,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"commits", s.commits},
       {"corrupt_pages", s.corrupt_pages},
       {"stale_drops", s.stale_drops},
+      {"renumbered_files", s.renumbered_files},
       {"backing_errors", s.backing_errors},
       {"metadata_writes", s.metadata_writes},
       {"metadata_entries_written", s.metadata_entries_written},
@@ -57,6 +58,8 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_dirty_slots", s.restart.dirty_slots},
       {"restart_written_back_slots", s.restart.written_back_slots},
       {"restart_lost_dirty_slots", s.restart.lost_dirty_slots},
+      {"restart_saved_dirty_slots", s.restart.saved_dirty_slots},
+      {"restart_saved_files", s.restart.saved_files.size()},
       {"restart_usable_fraction", s.restart.usable_fraction},
       {"restart_seconds", s.restart.seconds},
   };
@@ -67,8 +70,8 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
 std::string stats_json(const EngineStats& stats) { return stats_object(stats).dump(); }
 
 Result<std::unique_ptr<Engine>> Engine::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                             const EngineOptions& options) {
-  auto core = EngineCore::open(ftl, catalog, backing, options);
+                                             const EngineOptions& options, LostFound* lost_found) {
+  auto core = EngineCore::open(ftl, catalog, backing, options, lost_found);
   if (!core.is_ok()) return core.status();
   return std::unique_ptr<Engine>(new Engine(std::move(core.value())));
 }
@@ -91,16 +94,16 @@ Status Engine::truncate(FileHandle file, std::uint64_t size_bytes) { return core
 Status Engine::fallocate(FileHandle file, int mode, std::uint64_t offset, std::uint64_t length) {
   return core_->fallocate(file, mode, offset, length);
 }
-Status Engine::renamed(std::string_view from, std::string_view to) { return core_->renamed(from, to); }
+Status Engine::renamed(std::string_view from, std::string_view to, RenameKind kind) {
+  return core_->renamed(from, to, kind);
+}
+IdentityRule Engine::identity_rule() const { return core_->identity_rule(); }
 Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }
 Status Engine::write_back_keeping_error(FileHandle file) { return core_->write_back(file, false); }
 Status Engine::commit() { return core_->commit(); }
 Result<std::uint64_t> Engine::size(FileHandle file) { return core_->size(file); }
-std::optional<std::uint64_t> Engine::open_file_size(std::string_view relative_path) {
-  return core_->open_file_size(relative_path);
-}
 Status Engine::release(FileHandle file) { return core_->release(file); }
 Status Engine::rename(std::string_view from, std::string_view to) { return core_->rename(from, to); }
 Status Engine::unlink(std::string_view relative_path) { return core_->unlink(relative_path); }

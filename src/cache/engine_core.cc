@@ -27,21 +27,31 @@ Result<MetadataScheme> recorded_scheme(const std::string& options_text) {
 }  // namespace
 
 EngineCore::EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
-                       const SlotLayout& layout)
+                       const SlotLayout& layout, LostFound* lost_found)
     : ftl_(ftl),
       catalog_(catalog),
       backing_(backing),
+      lost_found_(lost_found),
       options_(options),
       layout_(layout),
       page_size_(layout.page_size_bytes) {}
 
 Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                                     const EngineOptions& options) {
+                                                     const EngineOptions& options, LostFound* lost_found) {
   const auto start = std::chrono::steady_clock::now();
   FLASHDIR_TRY(options.validate());
   auto layout = SlotLayout::compute(ftl.logical_pages(), ftl.page_size_bytes());
   if (!layout.is_ok()) return layout.status();
-  std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout));
+  std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout, lost_found));
+
+  auto root = backing.root();
+  if (!root.is_ok()) return root.status();
+  FLASHDIR_TRY(core->check_backing_root(*root));
+  core->root_device_ = root->device;
+  const IdentityRule wanted =
+      options.identity.value_or(root->stable_inode_numbers ? IdentityRule::inode : IdentityRule::path);
+  auto recorded_rule = core->recorded_identity_rule(wanted);
+  if (!recorded_rule.is_ok()) return recorded_rule.status();
 
   auto recorded = catalog.options_text();
   if (!recorded.is_ok() && recorded.status().code() != StatusCode::not_found) return recorded.status();
@@ -61,8 +71,10 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
     if (!opened.is_ok()) return opened.status();
     core->store_ = std::move(opened->first);
     core->slots_.emplace(*core->store_);
-    FLASHDIR_TRY(core->recover(opened->second));
+    FLASHDIR_TRY(core->recover(opened->second, *recorded_rule));
   }
+  if (*recorded_rule != wanted) FLASHDIR_TRY(core->change_identity_rule(wanted));
+  core->rule_ = wanted;
   FLASHDIR_TRY(catalog.put_options_text(options.to_json()));
   core->restart_.seconds = seconds_since(start);
   if (options.write_mode == WriteMode::write_back) core->flusher_ = std::thread([raw = core.get()] { raw->run_flusher(); });
@@ -76,33 +88,6 @@ EngineCore::~EngineCore() {
 }
 
 // ---- files ----
-
-Result<std::uint64_t> EngineCore::validate(std::string_view relative_path, const BackingIdentity& identity) {
-  auto known = catalog_.find_by_path(relative_path);
-  if (!known.is_ok() && known.status().code() != StatusCode::not_found) return known.status();
-  if (!known.is_ok()) {
-    auto added = catalog_.add_file(relative_path, identity);
-    if (!added.is_ok()) return added.status();
-    return added->file_id;
-  }
-  if (known->identity != identity) {
-    {
-      std::lock_guard cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      FLASHDIR_TRY(drop_stale(known->file_id));
-    }
-    FLASHDIR_TRY(catalog_.update_identity(known->file_id, identity));
-  }
-  return known->file_id;
-}
-
-std::shared_ptr<FileState> EngineCore::still_dirty(const std::string& path) {
-  // Few files wait for the flusher: a scan is cheaper than a second catalog lookup per open.
-  std::lock_guard cache(cache_mutex_);
-  for (const auto& [file_id, state] : dirty_files_)
-    if (state->open_handles == 0 && state->path == path) return state;
-  return nullptr;
-}
 
 void EngineCore::forget_dirty_file(std::uint64_t file_id) {
   std::shared_ptr<FileState> gone;
@@ -126,27 +111,35 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
     if (!opened.is_ok()) return opened.status();
     file = std::move(opened.value());
   }
-  auto identity = file->stat();
-  if (!identity.is_ok()) return identity.status();
+  auto attributes = attributes_of(*file);
+  if (!attributes.is_ok()) return attributes.status();
   const std::string path(relative_path);
-  std::shared_ptr<FileState>& state = open_files_[path];
-  if (state == nullptr) {
-    state = still_dirty(path);
+  const FileKey key = key_of(path, *attributes);
+  std::shared_ptr<FileState> state;
+  if (const auto it = open_files_.find(key); it != open_files_.end()) state = it->second;
+  if (state == nullptr) state = still_dirty(key);
+  if (state != nullptr && rule_ == IdentityRule::path && !state->expected.same_file_and_contents(*attributes)) {
+    // The path rule cannot tell a file changed behind the engine from another file put at its
+    // path: the state there keeps serving its own opens (its descriptors reach its own file),
+    // and this open gets a state and a record of its own.
+    FLASHDIR_TRY(detach(state));
+    state = nullptr;
   }
   if (state == nullptr) {
     // Validated only when nobody has it open through the engine: while open, the engine's own
     // writes change the backing file's times, and its pages follow them.
-    auto file_id = validate(path, *identity);
-    if (!file_id.is_ok()) {
-      open_files_.erase(path);
-      return file_id.status();
-    }
+    auto file_id = validate(path, *attributes);
+    if (!file_id.is_ok()) return file_id.status();
     state = std::make_shared<FileState>();
     state->file_id = *file_id;
+    state->key = key;
     state->path = path;
-    state->size_bytes = identity->size_bytes;
-    state->expected = *identity;
+    state->size_bytes = attributes->size_bytes;
+    state->expected = *attributes;
   }
+  // Under the inode rule a file reached by another path was renamed behind the mount.
+  state->path = path;
+  open_files_[key] = state;
   ++state->open_handles;
   std::unique_lock handles(handles_mutex_);
   const FileHandle handle{next_handle_++};
@@ -167,13 +160,6 @@ Result<std::uint64_t> EngineCore::size(FileHandle handle) {
   return (*open)->file->size_bytes.load();
 }
 
-std::optional<std::uint64_t> EngineCore::open_file_size(std::string_view relative_path) {
-  std::lock_guard names(namespace_mutex_);
-  const auto it = open_files_.find(std::string(relative_path));
-  if (it == open_files_.end()) return std::nullopt;
-  return it->second->size_bytes.load();
-}
-
 Status EngineCore::release(FileHandle handle) {
   std::lock_guard names(namespace_mutex_);
   std::unique_ptr<OpenHandle> released;
@@ -186,39 +172,44 @@ Status EngineCore::release(FileHandle handle) {
   }
   FileState& file = *released->file;
   if (--file.open_handles > 0) return Status::ok();
-  const auto forget_dirty = [&] {
-    // Under cache_mutex_: the file keeps no dirty pages, the flusher no reference to it.
-    if (auto it = dirty_files_.find(file.file_id); it != dirty_files_.end() && it->second == released->file &&
-                                                   slots_->dirty_slots_of(file.file_id, 1).empty())
-      dirty_files_.erase(it);
-  };
-  if (file.unlinked) {
-    std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    FLASHDIR_TRY(drop_file_pages(file.file_id, 0));
-    forget_dirty();
-    return Status::ok();
-  }
-  if (auto it = open_files_.find(file.path); it != open_files_.end() && it->second == released->file)
+  if (auto it = open_files_.find(file.key); it != open_files_.end() && it->second == released->file)
     open_files_.erase(it);
   std::lock_guard backing_lock(file.backing_mutex);
-  // The last release writes the file's dirty pages back (they stay dirty, and the file known to
-  // the flusher, if that fails).
-  FLASHDIR_TRY(flush_file_locked(file, 0));
+  // A file with no name left is read by nobody again: its dirty pages need not go back.
+  bool gone = false;
+  if (file.write_target != nullptr) {
+    auto before = attributes_of(*file.write_target);
+    if (!before.is_ok()) return before.status();
+    gone = before->link_count == 0;
+  }
+  // The last release writes the file's dirty pages back into its own descriptor (they stay
+  // dirty, and the file known to the flusher, if that fails).
+  if (!gone) FLASHDIR_TRY(flush_file_locked(file, 0));
+  auto attributes = attributes_of(*released->backing);
+  if (!attributes.is_ok()) return attributes.status();
+  gone = gone || attributes->link_count == 0;
+  bool still_dirty = false;
   {
     std::lock_guard cache(cache_mutex_);
-    forget_dirty();
+    if (auto it = dirty_files_.find(file.file_id); it != dirty_files_.end() && it->second == released->file) {
+      still_dirty = !gone && !slots_->dirty_slots_of(file.file_id, 1).empty();
+      if (!still_dirty) dirty_files_.erase(it);
+    }
   }
-  file.write_target.reset();
-  auto identity = released->backing->stat();
-  if (!identity.is_ok()) return identity.status();
-  if (*identity != file.expected) {
+  if (!still_dirty) file.write_target.reset();
+  if (gone || file.detached) {
+    // Nothing will read its pages again (no name left, or its key reaches another file). One
+    // that keeps dirty pages (its write-back failed) stays with the flusher, record and all.
+    if (!still_dirty) FLASHDIR_TRY(forget_file(file.file_id));
+    return take_write_back_error(file);
+  }
+  if (!attributes->same_file_and_contents(file.expected)) {
     // Changed behind the engine while open: the next open must not trust the cached pages.
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
     FLASHDIR_TRY(drop_stale(file.file_id));
   }
-  FLASHDIR_TRY(catalog_.update_identity(file.file_id, *identity));
+  FLASHDIR_TRY(catalog_.update(file.file_id, file.path, *attributes));
   return take_write_back_error(file);
 }
 
@@ -396,12 +387,9 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
 }
 
 Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
-  auto identity = backing.stat();
-  if (!identity.is_ok()) {
-    ++counters_.backing_errors;
-    return identity.status();
-  }
-  if (*identity == file.expected) return Status::ok();
+  auto identity = attributes_of(backing);
+  if (!identity.is_ok()) return identity.status();
+  if (identity->same_file_and_contents(file.expected)) return Status::ok();
   file.expected = *identity;
   // Write-through and write-around: the backing file's size is the file's (the callers hold
   // the file lock). In write-back the engine's size stays its own: the flusher calls this
@@ -423,11 +411,8 @@ Status EngineCore::drop_clean_pages(std::uint64_t file_id) {
 }
 
 Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
-  auto identity = backing.stat();
-  if (!identity.is_ok()) {
-    ++counters_.backing_errors;
-    return identity.status();
-  }
+  auto identity = attributes_of(backing);
+  if (!identity.is_ok()) return identity.status();
   file.expected = *identity;
   return Status::ok();
 }
@@ -640,6 +625,7 @@ EngineStats EngineCore::stats() const {
   s.evicted_pages = counters_.evicted_pages;
   s.corrupt_pages = counters_.corrupt_pages;
   s.stale_drops = counters_.stale_drops;
+  s.renumbered_files = counters_.renumbered_files;
   s.backing_errors = counters_.backing_errors;
   s.written_back_pages = counters_.written_back_pages;
   s.writer_waits = counters_.writer_waits;

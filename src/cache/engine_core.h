@@ -27,6 +27,7 @@
 #include "cache/meta/metadata_store.h"
 #include "cache/slot_table.h"
 #include "flashdir/cache/engine.h"
+#include "flashdir/cache/lost_found.h"
 
 namespace flashdir::cache {
 
@@ -48,7 +49,7 @@ struct LostPages {
 class EngineCore {
  public:
   static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                                  const EngineOptions& options);
+                                                  const EngineOptions& options, LostFound* lost_found);
   ~EngineCore();  // stops the flusher; writes nothing back (close() does)
 
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
@@ -61,12 +62,12 @@ class EngineCore {
   Status write_back(FileHandle handle, bool take_error);
   Status commit();
   Result<std::uint64_t> size(FileHandle handle);
-  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
   Status release(FileHandle handle);
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);
-  Status renamed(std::string_view from, std::string_view to);
+  Status renamed(std::string_view from, std::string_view to, RenameKind kind);
   Status unlinked(std::string_view relative_path);
+  IdentityRule identity_rule() const { return rule_; }
   Status close();
   EngineStats stats() const;
   FtlStats ftl_stats() const;
@@ -78,32 +79,63 @@ class EngineCore {
 
  private:
   EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
-             const SlotLayout& layout);
+             const SlotLayout& layout, LostFound* lost_found);
 
   struct Counters {
     std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
         write_requests{0}, written_pages{0}, admitted_pages{0}, cutoff_bypassed_pages{0}, not_promoted_pages{0},
         evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0}, written_back_pages{0},
-        writer_waits{0}, commits{0};
+        writer_waits{0}, commits{0}, renumbered_files{0};
   };
 
-  Status recover(const RecoveredSlots& recovered);
-  // Restart: the dirty pages found go back to their files (named by the catalog).
-  Status write_back_recovered(const std::vector<std::uint64_t>& file_ids);
+  // Open, step by step (identity.cc): the cache belongs to this backing directory (recorded at
+  // its first use), and the identity rule it recorded or the one wanted now.
+  Status check_backing_root(const BackingRoot& root);
+  Result<IdentityRule> recorded_identity_rule(IdentityRule wanted);
+  // After the restart, under a rule other than the one the cache recorded: no clean page can be
+  // trusted to belong to the file its record now names.
+  Status change_identity_rule(IdentityRule wanted);
+
+  Status recover(const RecoveredSlots& recovered, IdentityRule recorded_rule);
+  // Restart: the dirty pages found go back to their files, each proven to be the file the
+  // catalog recorded; the others are saved in lost+found.
+  Status write_back_recovered(const std::vector<std::uint64_t>& file_ids, IdentityRule recorded_rule);
+  // Whether `now` is the file `recorded` names, under `rule` (a dirty page goes back only there).
+  static bool proven_same_file(const CatalogFile& recorded, const BackingAttributes& now, IdentityRule rule);
+  // Saves the dirty pages of `file` in lost+found (or, with none, counts them lost), then drops
+  // every page of it and forgets it.
+  Status save_lost_dirty_pages(const CatalogFile& file, const std::string& reason);
   // Counts `pages` dirty pages the restart could not write back, keeping the first reason.
   void note_lost_at_restart(std::uint64_t pages, const Status& reason);
   Result<OpenHandle*> handle_of(FileHandle handle);
   Status refresh_after_rename(std::string_view to);
+
+  // The backing file's attributes with its device made relative to the root's.
+  Result<BackingAttributes> attributes_of(BackingFile& file);
+  // The key of the file `attributes` describes, reached at `path`, under the cache's rule.
+  FileKey key_of(std::string_view path, const BackingAttributes& attributes) const;
   // A file closed by all with dirty pages that failed to go back stays in dirty_files_ for the
-  // flusher: its state, if `path` names it, so that a reopen carries on with it (its size, its
+  // flusher: its state, if `key` names it, so that a reopen carries on with it (its size, its
   // dirty pages) instead of validating it, which would drop those pages as stale. Namespace
   // lock held.
-  std::shared_ptr<FileState> still_dirty(const std::string& path);
+  std::shared_ptr<FileState> still_dirty(const FileKey& key);
+  // The state (open, or waiting for the flusher) that holds the catalog record `file_id`, if
+  // any. Namespace lock held.
+  std::shared_ptr<FileState> state_of_record(std::uint64_t file_id);
   // Takes a file out of dirty_files_ and closes its write-back descriptor (after its pages were
   // dropped). Namespace lock held, no other.
   void forget_dirty_file(std::uint64_t file_id);
-  // Checks the backing file against the catalog; a changed file loses its pages durably first.
-  Result<std::uint64_t> validate(std::string_view relative_path, const BackingIdentity& identity);
+  // Drops every page of a file nobody holds and forgets its record. Namespace lock held.
+  Status forget_file(std::uint64_t file_id);
+  // An open state its key no longer reaches (path rule: another file took its path): it serves
+  // its handles on, and at its last release its pages go and its record is forgotten.
+  Status detach(const std::shared_ptr<FileState>& state);
+  // The catalog record of the file at `path` with `attributes` (nobody has it open through the
+  // engine): found by the rule's key, its pages dropped durably first if it changed, or new.
+  Result<std::uint64_t> validate(std::string_view path, const BackingAttributes& attributes);
+  // Inode rule, no record of the inode: the record at `path`, if it holds a file whose number
+  // alone changed (a backing that renumbers inodes, seen by contents and owner holding).
+  Result<std::optional<CatalogFile>> renumbered_record(std::string_view path, const BackingAttributes& attributes);
 
   // After the engine changed the backing file: the attributes the next validation expects.
   Status note_own_change(FileState& file, BackingFile& backing);
@@ -187,12 +219,15 @@ class EngineCore {
   Ftl& ftl_;
   Catalog& catalog_;
   BackingStore& backing_;
+  LostFound* const lost_found_;  // may be null: unprovable dirty pages are then only counted
   const EngineOptions options_;
   const SlotLayout layout_;
   const std::uint32_t page_size_;
+  IdentityRule rule_ = IdentityRule::inode;  // set once at open
+  std::uint64_t root_device_ = 0;            // the backing root's st_dev: recorded as device 0
 
   std::mutex namespace_mutex_;
-  absl::flat_hash_map<std::string, std::shared_ptr<FileState>> open_files_;  // by path
+  absl::flat_hash_map<FileKey, std::shared_ptr<FileState>> open_files_;
 
   mutable std::mutex cache_mutex_;
   std::unique_ptr<MetadataStore> store_;

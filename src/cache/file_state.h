@@ -12,6 +12,20 @@
 
 namespace flashdir::cache {
 
+// Who a file is to the engine's maps of open and dirty files (doc/daemon.md "File identity"):
+// its inode under the inode rule (path empty), its path under the path rule (inode 0).
+struct FileKey {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::string path;
+
+  bool operator==(const FileKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const FileKey& key) {
+    return H::combine(std::move(h), key.device, key.inode, key.path);
+  }
+};
+
 // Tells a sequential stream from random access: bytes read (or written) back to back so far.
 class SequentialStream {
  public:
@@ -31,7 +45,10 @@ class SequentialStream {
 
 struct FileState {
   std::uint64_t file_id = 0;
-  std::string path;  // relative to the backing root; guarded by the engine's namespace lock
+  // Guarded by the engine's namespace lock: the key it is found by, and the path it was last
+  // reached at (relative to the backing root; under the inode rule a hint, kept for the catalog).
+  FileKey key;
+  std::string path;
   // The engine's lock order, level 1: shared for reads, exclusive for everything that changes
   // the file's bytes or size.
   std::shared_mutex lock;
@@ -45,7 +62,7 @@ struct FileState {
   // The backing file's attributes as the engine last left them (at open, after each of its own
   // writes, write-backs and truncates); guarded by backing_mutex. At the last release a file
   // that differs was changed behind the engine's back.
-  BackingIdentity expected;
+  BackingAttributes expected;
   // write-back: the handle of the last write, through which its dirty pages go back (kept
   // open until they have); guarded by backing_mutex.
   std::shared_ptr<BackingFile> write_target;
@@ -53,7 +70,10 @@ struct FileState {
   // truncate), until an fsync or close reports it; guarded by backing_mutex.
   Status write_back_error;
   int open_handles = 0;      // guarded by the namespace lock
-  bool unlinked = false;     // guarded by the namespace lock: gone from the catalog, pages dropped at the last release
+  // Guarded by the namespace lock: its key reaches another file now (path rule: a rename over
+  // its path, an unlink, or another file met there); its pages go and its record is forgotten
+  // at the last release.
+  bool detached = false;
   SequentialStream read_stream;
   SequentialStream write_stream;
 };

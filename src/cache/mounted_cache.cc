@@ -22,6 +22,7 @@ struct MountedCache::Parts {
   std::unique_ptr<RealTimeChip> real_time_chip;  // ChipTiming::real_time: wraps `chip`
   std::unique_ptr<Ftl> ftl;
   std::unique_ptr<Catalog> catalog;
+  std::unique_ptr<LostFound> lost_found;
   bool closed = false;
 
   explicit Parts(const std::filesystem::path& dir) : paths(dir) {}
@@ -58,7 +59,8 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   auto ftl = Ftl::open(*chip, parts->clock, ftl_choice.value_or(ftl_options(parts->superblock)));
   if (!ftl.is_ok()) return ftl.status();
   parts->ftl = std::move(ftl.value());
-  auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options);
+  parts->lost_found = lost_found_directory(parts->paths.dir / kLostFoundDirName);
+  auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options, parts->lost_found.get());
   if (!engine.is_ok()) return engine.status();
   return std::unique_ptr<MountedCache>(new MountedCache(std::move(parts), std::move(engine.value())));
 }

@@ -1,68 +1,77 @@
 // The namespace as the engine sees it (doc/cache.md "Files, staleness and the catalog"):
-// renames and unlinks of backing files, and what the catalog and the open files do about them.
+// renames and unlinks of backing files made through the engine's caller, and what the catalog
+// and the open files do about them. Names are only how files were reached: a file's cached
+// state moves with a rename and goes only when the file itself is gone (doc/daemon.md
+// "File identity").
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {
 namespace {
 
-// Whether a rename of `source` moves `path`: the file itself, or anything under the directory.
-bool moved_by_rename(const std::string& path, const std::string& source) {
-  return path == source || (path.size() > source.size() && path.compare(0, source.size(), source) == 0 &&
-                            path[source.size()] == '/');
+// The path `path` has after a rename of `source` to `target`: the file itself, or anything
+// under the directory; nullopt if the rename does not move it.
+std::optional<std::string> path_after_rename(const std::string& path, std::string_view source,
+                                             std::string_view target) {
+  if (path == source) return std::string(target);
+  if (path.size() > source.size() && path.compare(0, source.size(), source) == 0 && path[source.size()] == '/')
+    return std::string(target) + path.substr(source.size());
+  return std::nullopt;
 }
 
 }  // namespace
 
 Status EngineCore::rename(std::string_view from, std::string_view to) {
   FLASHDIR_TRY(backing_.rename(from, to));
-  return renamed(from, to);
+  return renamed(from, to, RenameKind::replace);
 }
 
-Status EngineCore::renamed(std::string_view from, std::string_view to) {
+Status EngineCore::renamed(std::string_view from, std::string_view to, RenameKind kind) {
   std::lock_guard names(namespace_mutex_);
-  auto replaced = catalog_.files_replaced_by_rename(from, to);
+  const bool exchange = kind == RenameKind::exchange;
+  // The catalog follows the backing files whatever happens to the chip, or a restart would look
+  // for a file's dirty pages under its old name.
+  auto replaced = catalog_.rename(from, to, exchange);
   if (!replaced.is_ok()) return replaced.status();
-  // The backing file has moved: the catalog follows it whatever happens to the chip, or a
-  // restart would look for the file's dirty pages under its old name (and lose them). Pages of
-  // a replaced file that cannot be dropped now (the engine stopped, e.g. a power cut met by the
-  // flusher) name a file id the catalog no longer has: a restart drops them as orphans.
-  Status dropped;
+
+  // The open files (and those waiting for the flusher) follow: their paths, and under the path
+  // rule their keys. A file a plain rename replaced keeps its state: it is served on through its
+  // descriptors; under the path rule its key now reaches the renamed file, so it is detached.
+  std::vector<std::shared_ptr<FileState>> states;
+  absl::flat_hash_set<FileState*> seen;
+  for (const auto& [key, state] : open_files_)
+    if (seen.insert(state.get()).second) states.push_back(state);
   {
     std::lock_guard cache(cache_mutex_);
-    dropped = check_alive();
-    for (const CatalogFile& gone : *replaced)
-      if (dropped.is_ok()) dropped = drop_file_pages(gone.file_id, 0);
+    for (const auto& [file_id, state] : dirty_files_)
+      if (!state->detached && seen.insert(state.get()).second) states.push_back(state);
   }
-  for (const CatalogFile& gone : *replaced) forget_dirty_file(gone.file_id);
-  FLASHDIR_TRY(catalog_.rename(from, to));
-  FLASHDIR_TRY(refresh_after_rename(to));
-  // Open files follow: the file itself, or everything under a renamed directory.
-  const std::string source(from);
-  const std::string target(to);
-  std::vector<std::pair<std::string, std::shared_ptr<FileState>>> moved;
-  for (auto it = open_files_.begin(); it != open_files_.end();) {
-    const std::string& path = it->first;
-    if (moved_by_rename(path, source)) {
-      moved.emplace_back(target + path.substr(source.size()), std::move(it->second));
-      open_files_.erase(it++);
-    } else {
-      ++it;
+  std::vector<std::shared_ptr<FileState>> rekeyed;
+  for (const auto& state : states) {
+    auto moved = path_after_rename(state->path, from, to);
+    if (!moved && exchange) moved = path_after_rename(state->path, to, from);
+    if (!moved) {
+      if (!exchange && rule_ == IdentityRule::path && path_after_rename(state->path, to, to))
+        FLASHDIR_TRY(detach(state));
+      continue;
     }
+    state->path = *moved;
+    if (rule_ != IdentityRule::path) continue;
+    if (auto it = open_files_.find(state->key); it != open_files_.end() && it->second == state) open_files_.erase(it);
+    state->key.path = *moved;
+    rekeyed.push_back(state);
   }
-  for (auto& [path, state] : moved) {
-    if (auto clash = open_files_.find(path); clash != open_files_.end()) clash->second->unlinked = true;
-    state->path = path;
-    open_files_[path] = std::move(state);
-  }
-  // Files closed with dirty pages still waiting for the flusher follow too (still_dirty finds
-  // them by path).
-  std::lock_guard cache(cache_mutex_);
-  for (auto& [file_id, state] : dirty_files_) {
-    if (state->open_handles > 0) continue;
-    if (moved_by_rename(state->path, source)) state->path = target + state->path.substr(source.size());
-  }
+  for (const auto& state : rekeyed)
+    if (state->open_handles > 0) open_files_[state->key] = state;
+
+  // A replaced file nobody holds is gone (cached files have one name): its pages go with it.
+  Status dropped;
+  for (const CatalogFile& gone : *replaced)
+    if (dropped.is_ok() && state_of_record(gone.file_id) == nullptr) dropped = forget_file(gone.file_id);
+  FLASHDIR_TRY(refresh_after_rename(to));
+  if (exchange) FLASHDIR_TRY(refresh_after_rename(from));
   return dropped;
 }
 
@@ -73,12 +82,14 @@ Status EngineCore::refresh_after_rename(std::string_view to) {
   if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
   auto file = backing_.open(to);
   if (!file.is_ok()) return Status::ok();  // not a file the engine can open: validated at its next open
-  auto identity = (*file)->stat();
-  if (!identity.is_ok()) return identity.status();
-  BackingIdentity expected = known->identity;
-  expected.ctime_ns = identity->ctime_ns;
-  if (*identity != expected) return Status::ok();
-  return catalog_.update_identity(known->file_id, *identity);
+  auto now = attributes_of(**file);
+  if (!now.is_ok()) return now.status();
+  BackingAttributes expected = known->attributes;
+  expected.ctime_ns = now->ctime_ns;
+  const bool same = rule_ == IdentityRule::inode ? now->same_file_and_contents(expected)
+                                                 : now->same_contents_and_owner(expected);
+  if (!same) return Status::ok();
+  return catalog_.update(known->file_id, to, *now);
 }
 
 Status EngineCore::unlink(std::string_view relative_path) {
@@ -90,23 +101,24 @@ Status EngineCore::unlinked(std::string_view relative_path) {
   std::lock_guard names(namespace_mutex_);
   auto known = catalog_.find_by_path(relative_path);
   if (!known.is_ok()) return known.status().code() == StatusCode::not_found ? Status::ok() : known.status();
-  // The catalog forgets the path now, so that a new file there gets a new id. A file still open
-  // is read and written on under its old id; its pages go at its last release, and a restart
-  // drops any left as orphans.
-  FLASHDIR_TRY(catalog_.remove_file(known->file_id));
-  if (auto open = open_files_.find(std::string(relative_path)); open != open_files_.end()) {
-    open->second->unlinked = true;
-    open_files_.erase(open);
-    return Status::ok();
+  const std::shared_ptr<FileState> state = state_of_record(known->file_id);
+  if (state == nullptr) return forget_file(known->file_id);
+  if (state->open_handles > 0) {
+    // Served on through its descriptors; its last release finds it has no name left (and,
+    // under the path rule, that its key reaches whatever comes to the path next).
+    return rule_ == IdentityRule::path ? detach(state) : Status::ok();
   }
-  {
-    std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    FLASHDIR_TRY(drop_file_pages(known->file_id, 0));
+  // Released with dirty pages that failed to go back: nothing left to write back to, unless the
+  // file still has a name (a link made behind the mount).
+  if (rule_ == IdentityRule::inode) {
+    std::lock_guard backing_lock(state->backing_mutex);
+    if (state->write_target != nullptr) {
+      auto attributes = attributes_of(*state->write_target);
+      if (attributes.is_ok() && attributes->link_count > 0) return Status::ok();
+    }
   }
-  // A file released with dirty pages that failed to go back: nothing left to write back.
   forget_dirty_file(known->file_id);
-  return Status::ok();
+  return forget_file(known->file_id);
 }
 
 }  // namespace flashdir::cache

@@ -3,6 +3,8 @@
 // ".." in the backing tree can lead the cache outside it.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -33,11 +35,38 @@ Status errno_status(int error, std::string_view what, std::string_view path) {
   return Status(code, fmt::format("{} {}: {}", what, path, std::strerror(error))).with_errno(error);
 }
 
-BackingIdentity identity_of(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size),
-          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+std::int64_t nanoseconds(const struct statx_timestamp& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// statx: the birth time (where the file system keeps one) proves an inode number was not reused.
+Result<struct statx> statx_of(int fd, std::string_view path) {
+  struct statx st {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) != 0)
+    return errno_status(errno, "stat of", path);
+  return st;
+}
+
+BackingAttributes attributes_of(const struct statx& st) {
+  BackingAttributes a;
+  a.device = makedev(st.stx_dev_major, st.stx_dev_minor);
+  a.inode = st.stx_ino;
+  a.birth_ns = (st.stx_mask & STATX_BTIME) != 0 ? nanoseconds(st.stx_btime) : 0;
+  a.uid = st.stx_uid;
+  a.gid = st.stx_gid;
+  a.size_bytes = st.stx_size;
+  a.mtime_ns = nanoseconds(st.stx_mtime);
+  a.ctime_ns = nanoseconds(st.stx_ctime);
+  a.link_count = st.stx_nlink;
+  return a;
+}
+
+// O_NOATIME where the daemon may (it owns the file, or has CAP_FOWNER): the cache's own reads
+// of a backing file must not change what its users see. Elsewhere the open goes on without it.
+int open_without_atime(int dir_fd, const char* name, int flags) {
+  const int fd = ::openat(dir_fd, name, flags | O_NOATIME);
+  if (fd >= 0 || errno != EPERM) return fd;
+  return ::openat(dir_fd, name, flags);
 }
 
 class PosixBackingFile final : public BackingFile {
@@ -83,10 +112,10 @@ class PosixBackingFile final : public BackingFile {
     return Status::ok();
   }
 
-  Result<BackingIdentity> stat() override {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) != 0) return errno_status(errno, "stat of", path_);
-    return identity_of(st);
+  Result<BackingAttributes> stat() override {
+    auto st = statx_of(fd_.get(), path_);
+    if (!st.is_ok()) return st.status();
+    return attributes_of(*st);
   }
 
  private:
@@ -111,15 +140,35 @@ Result<std::vector<std::string>> components_of(std::string_view path) {
 
 class PosixBackingStore final : public BackingStore {
  public:
-  explicit PosixBackingStore(UniqueFd root) : root_(std::move(root)) {}
+  PosixBackingStore(UniqueFd root, std::string canonical_path)
+      : root_(std::move(root)), canonical_path_(std::move(canonical_path)) {}
+
+  Result<BackingRoot> root() override {
+    auto st = statx_of(root_.get(), canonical_path_);
+    if (!st.is_ok()) return st.status();
+    struct statfs fs {};
+    if (::fstatfs(root_.get(), &fs) != 0) return errno_status(errno, "statfs of", canonical_path_);
+    BackingRoot root;
+    root.record.path = canonical_path_;
+    root.record.fs_type = static_cast<std::uint64_t>(fs.f_type);
+    std::uint64_t fs_id = 0;
+    static_assert(sizeof fs.f_fsid == sizeof fs_id);
+    std::memcpy(&fs_id, &fs.f_fsid, sizeof fs_id);
+    root.record.fs_id = fs_id;
+    root.record.root_inode = st->stx_ino;
+    root.record.root_birth_ns = (st->stx_mask & STATX_BTIME) != 0 ? nanoseconds(st->stx_btime) : 0;
+    root.device = makedev(st->stx_dev_major, st->stx_dev_minor);
+    root.stable_inode_numbers = fs.f_type != kFuseSuperMagic;
+    return root;
+  }
 
   Result<std::unique_ptr<BackingFile>> open(std::string_view relative_path) override {
     auto parent = parent_of(relative_path);
     if (!parent.is_ok()) return parent.status();
     const std::string& name = parent->second;
-    int fd = ::openat(parent->first.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open_without_atime(parent->first.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
-      fd = ::openat(parent->first.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      fd = open_without_atime(parent->first.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return errno_status(errno, "opening", relative_path);
     UniqueFd file(fd);
     struct stat st {};
@@ -163,15 +212,20 @@ class PosixBackingStore final : public BackingStore {
     return std::pair<UniqueFd, std::string>(std::move(dir), std::move(parts->back()));
   }
 
+  static constexpr long kFuseSuperMagic = 0x65735546;  // FUSE_SUPER_MAGIC (linux/magic.h)
   UniqueFd root_;
+  std::string canonical_path_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesystem::path& root) {
-  UniqueFd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::error_code error;
+  const auto canonical = std::filesystem::canonical(root, error);
+  if (error) return errno_status(error.value(), "resolving the backing directory", root.string());
+  UniqueFd fd(::open(canonical.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return errno_status(errno, "opening the backing directory", root.string());
-  return std::unique_ptr<BackingStore>(std::make_unique<PosixBackingStore>(std::move(fd)));
+  return std::unique_ptr<BackingStore>(std::make_unique<PosixBackingStore>(std::move(fd), canonical.string()));
 }
 
 std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path) {

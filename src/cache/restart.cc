@@ -2,6 +2,7 @@
 // a cut left (write-back) go back to their backing files before the engine serves anything
 // (doc/cache.md "Restart after a cut").
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -9,7 +10,7 @@
 
 namespace flashdir::cache {
 
-Status EngineCore::recover(const RecoveredSlots& recovered) {
+Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorded_rule) {
   restart_.clean_shutdown = recovered.clean_shutdown;
   restart_.dropped_slots = recovered.dropped;
   restart_.dirty_slots = recovered.dirty;
@@ -37,28 +38,43 @@ Status EngineCore::recover(const RecoveredSlots& recovered) {
   restart_.orphan_slots = orphans.size();
   std::sort(dirty_files.begin(), dirty_files.end());
   dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
-  FLASHDIR_TRY(write_back_recovered(dirty_files));
+  FLASHDIR_TRY(write_back_recovered(dirty_files, recorded_rule));
   const std::uint64_t seen = restart_.usable_slots + restart_.dropped_slots + restart_.orphan_slots;
   restart_.usable_fraction = seen == 0 ? 1.0 : static_cast<double>(restart_.usable_slots) / static_cast<double>(seen);
   return Status::ok();
 }
 
-Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_ids) {
+bool EngineCore::proven_same_file(const CatalogFile& recorded, const BackingAttributes& now, IdentityRule rule) {
+  // The owner too under either rule: whatever else an attacker can arrange, a file he puts at
+  // the path is his.
+  if (recorded.attributes.uid != now.uid || recorded.attributes.gid != now.gid) return false;
+  return rule == IdentityRule::path || recorded.attributes.same_inode(now);
+}
+
+Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_ids, IdentityRule recorded_rule) {
   for (std::uint64_t file_id : file_ids) {
     auto known = catalog_.find_by_id(file_id);
     if (!known.is_ok()) return known.status();
     const std::uint64_t dirty = slots_->dirty_slots_of(file_id).size();
     auto file = backing_.open(known->relative_path);
     if (!file.is_ok()) {
-      if (file.status().code() != StatusCode::not_found) return file.status();
-      // The backing file is gone: nowhere to write its pages. Reported, then dropped.
-      note_lost_at_restart(dirty, file.status());
-      FLASHDIR_TRY(invalidate(file_id, slots_->slots_of(file_id)));
+      if (file.status().code() != StatusCode::not_found && file.status().code() != StatusCode::invalid_argument)
+        return file.status();
+      // The file is not at its recorded place (gone, renamed behind the mount, or something
+      // other than a regular file took its name): nowhere proven to write its pages.
+      FLASHDIR_TRY(save_lost_dirty_pages(*known, file.status().message()));
       continue;
     }
-    auto before = (*file)->stat();
+    auto before = attributes_of(**file);
     if (!before.is_ok()) return before.status();
-    if (*before != known->identity) {
+    if (!proven_same_file(*known, *before, recorded_rule)) {
+      FLASHDIR_TRY(save_lost_dirty_pages(
+          *known, fmt::format("{} is now another file (inode {}, owner {}:{}; recorded: inode {}, owner {}:{})",
+                              known->relative_path, before->inode, before->uid, before->gid, known->attributes.inode,
+                              known->attributes.uid, known->attributes.gid)));
+      continue;
+    }
+    if (!before->same_contents_and_owner(known->attributes)) {
       // Changed since the catalog last saw it (the engine's own write-backs before the cut, or
       // someone else): its clean pages cannot be trusted; its dirty ones are the newest data.
       FLASHDIR_TRY(drop_clean_pages(file_id));
@@ -82,11 +98,45 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
       FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
     }
     restart_.written_back_slots += dirty - past_end - lost.count;
-    auto after = (*file)->stat();
+    auto after = attributes_of(**file);
     if (!after.is_ok()) return after.status();
-    FLASHDIR_TRY(catalog_.update_identity(file_id, *after));
+    FLASHDIR_TRY(catalog_.update(file_id, known->relative_path, *after));
   }
   return Status::ok();
+}
+
+Status EngineCore::save_lost_dirty_pages(const CatalogFile& file, const std::string& reason) {
+  std::vector<SlotIndex> dirty = slots_->dirty_slots_of(file.file_id);
+  std::sort(dirty.begin(), dirty.end(),
+            [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; });
+  if (lost_found_ == nullptr) {
+    note_lost_at_restart(dirty.size(), Status::not_found(fmt::format("{} (file {}): {}", file.relative_path,
+                                                                      file.file_id, reason)));
+  } else {
+    auto saved = lost_found_->create(file, reason);
+    if (!saved.is_ok()) return saved.status().with_context("keeping dirty pages the restart could not write back");
+    std::vector<std::uint8_t> page(page_size_);
+    std::uint64_t kept = 0;
+    for (SlotIndex slot : dirty) {
+      const std::uint64_t page_no = slots_->key(slot).page_no;
+      Status read = ftl_.read(layout_.data_lpn(slot), 1, page);
+      if (read.code() == StatusCode::corruption) {
+        ++counters_.corrupt_pages;
+        note_lost_at_restart(1, read.with_context(fmt::format("page {} of {}", page_no, file.relative_path)));
+        continue;
+      }
+      if (!read.is_ok()) return fail(read);
+      FLASHDIR_TRY((*saved)->write_page(page_no, page));
+      ++kept;
+    }
+    FLASHDIR_TRY((*saved)->finish());
+    restart_.saved_dirty_slots += kept;
+    restart_.saved_files.push_back((*saved)->name());
+    spdlog::error("{} dirty pages of {} (file {}, uid {}) could not be written back: {}; saved as lost+found/{}", kept,
+                  file.relative_path, file.file_id, file.attributes.uid, reason, (*saved)->name());
+  }
+  FLASHDIR_TRY(invalidate(file.file_id, slots_->slots_of(file.file_id)));
+  return catalog_.remove_file(file.file_id);
 }
 
 void EngineCore::note_lost_at_restart(std::uint64_t pages, const Status& reason) {

@@ -9,13 +9,17 @@
 #include <vector>
 
 #include "catalog/file_record.h"
+#include "flashdir/endian.h"
 
 namespace flashdir {
 namespace {
 
+constexpr const char* kFormatKey = "meta/catalog_format";
 constexpr const char* kSuperblockKey = "meta/superblock";
 constexpr const char* kOptionsKey = "meta/options";
 constexpr const char* kNextFileIdKey = "meta/next_file_id";
+constexpr const char* kBackingRootKey = "meta/backing_root";
+constexpr const char* kIdentityRuleKey = "meta/identity_rule";
 
 Status from_rocksdb(const rocksdb::Status& s, const std::string& context) {
   if (s.ok()) return Status::ok();
@@ -48,6 +52,12 @@ rocksdb::ReadOptions checked_reads() {
 
 rocksdb::Slice as_slice(const std::string& s) { return rocksdb::Slice(s.data(), s.size()); }
 
+std::string encode_format(std::uint32_t format) {
+  std::string bytes(4, '\0');
+  LittleEndianWriter(ByteSpan(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size())).u32(format);
+  return bytes;
+}
+
 }  // namespace
 
 struct Catalog::Db {
@@ -65,9 +75,36 @@ struct Catalog::Db {
     if (!value.is_ok()) return value.status();
     return catalog::decode_file_record(file_id, value.value());
   }
+  // The id an index entry names; not_found if there is none.
+  Result<std::uint64_t> indexed(const std::string& key) const {
+    auto value = get(key, "catalog: an index entry");
+    if (!value.is_ok()) return value.status();
+    return catalog::decode_file_id(value.value());
+  }
+  bool names(const std::string& index_key, std::uint64_t file_id) const {
+    auto id = indexed(index_key);
+    return id.is_ok() && *id == file_id;
+  }
   Status write(rocksdb::WriteBatch& batch, const std::string& what) {
     if (read_only) return Status::invalid_argument(fmt::format("{}: the catalog is open read-only", what));
     return from_rocksdb(db->Write(synced(), &batch), what);
+  }
+  // The records the path index names at `path` itself and below it (a directory).
+  Result<std::vector<CatalogFile>> at_and_under(std::string_view path) const {
+    std::vector<CatalogFile> found;
+    std::string key = catalog::path_key(path);
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(checked_reads()));
+    for (it->Seek(key); it->Valid() && it->key().starts_with(key); it->Next()) {
+      const std::string_view rest = it->key().ToStringView().substr(key.size());
+      if (!rest.empty() && rest.front() != '/') continue;  // "a/bc" is not under "a/b"
+      auto file_id = catalog::decode_file_id(it->value().ToStringView());
+      if (!file_id.is_ok()) return file_id.status().with_context("catalog: a path index entry");
+      auto record = file(*file_id);
+      if (!record.is_ok()) return record.status();
+      found.push_back(std::move(record.value()));
+    }
+    FLASHDIR_TRY(from_rocksdb(it->status(), "catalog: listing paths"));
+    return found;
   }
 };
 
@@ -83,6 +120,9 @@ Result<std::unique_ptr<Catalog>> Catalog::create(const std::filesystem::path& pa
                             fmt::format("creating catalog {}", path.string())));
   auto db = std::make_unique<Db>();
   db->db.reset(raw);
+  rocksdb::WriteBatch batch;
+  batch.Put(kFormatKey, as_slice(encode_format(kFormat)));
+  FLASHDIR_TRY(db->write(batch, "writing the catalog's format"));
   return std::unique_ptr<Catalog>(new Catalog(std::move(db)));
 }
 
@@ -98,6 +138,18 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::filesystem::path& path
   auto db = std::make_unique<Db>();
   db->db.reset(raw);
   db->read_only = access == Access::read_only;
+  auto format = db->get(kFormatKey, context);
+  if (!format.is_ok() && format.status().code() != StatusCode::not_found) return format.status();
+  std::uint32_t found = 1;  // the first catalogs had no format key
+  if (format.is_ok()) {
+    if (format->size() != 4) return Status::corruption(fmt::format("{}: its format record is damaged", context));
+    found = LittleEndianReader(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(format->data()), 4)).u32();
+  }
+  if (found != kFormat) {
+    return Status::invalid_argument(fmt::format(
+        "catalog {} has format {}, this flashdir reads format {}: format the cache again (mkfs.flashdir --force)",
+        path.string(), found, kFormat));
+  }
   return std::unique_ptr<Catalog>(new Catalog(std::move(db)));
 }
 
@@ -128,15 +180,35 @@ Result<std::string> Catalog::options_text() const {
   return db_->get(kOptionsKey, "reading the options from the catalog");
 }
 
-Result<CatalogFile> Catalog::add_file(std::string_view relative_path, const BackingIdentity& identity) {
+Status Catalog::put_backing_root(const BackingRootRecord& record) {
+  rocksdb::WriteBatch batch;
+  batch.Put(kBackingRootKey, as_slice(catalog::encode_backing_root(record)));
+  return db_->write(batch, "writing the record of the backing directory to the catalog");
+}
+
+Result<BackingRootRecord> Catalog::backing_root() const {
+  auto value = db_->get(kBackingRootKey, "reading the record of the backing directory from the catalog");
+  if (!value.is_ok()) return value.status();
+  return catalog::decode_backing_root(value.value());
+}
+
+Status Catalog::put_identity_rule(IdentityRule rule) {
+  rocksdb::WriteBatch batch;
+  batch.Put(kIdentityRuleKey, std::string(1, static_cast<char>(rule == IdentityRule::inode ? 1 : 2)));
+  return db_->write(batch, "writing the identity rule to the catalog");
+}
+
+Result<IdentityRule> Catalog::identity_rule() const {
+  auto value = db_->get(kIdentityRuleKey, "reading the identity rule from the catalog");
+  if (!value.is_ok()) return value.status();
+  if (*value == std::string(1, '\1')) return IdentityRule::inode;
+  if (*value == std::string(1, '\2')) return IdentityRule::path;
+  return Status::corruption("catalog: the identity rule record is damaged");
+}
+
+Result<CatalogFile> Catalog::add_file(std::string_view relative_path, const BackingAttributes& attributes) {
   FLASHDIR_TRY(catalog::check_relative_path(relative_path));
   std::lock_guard lock(db_->write_mutex);
-  const std::string path_key = catalog::path_key(relative_path);
-  std::string ignored;
-  const rocksdb::Status existing = db_->db->Get(checked_reads(), path_key, &ignored);
-  if (existing.ok()) return Status::already_exists(fmt::format("catalog: {} is already recorded", relative_path));
-  if (!existing.IsNotFound()) return from_rocksdb(existing, "catalog: looking up a path");
-
   std::uint64_t file_id = 1;
   auto next = db_->get(kNextFileIdKey, "reading the next file id");
   if (next.is_ok()) {
@@ -146,20 +218,19 @@ Result<CatalogFile> Catalog::add_file(std::string_view relative_path, const Back
   } else if (next.status().code() != StatusCode::not_found) {
     return next.status();
   }
-  CatalogFile file{file_id, std::string(relative_path), identity};
+  CatalogFile file{file_id, std::string(relative_path), attributes};
   rocksdb::WriteBatch batch;
   batch.Put(kNextFileIdKey, as_slice(catalog::encode_file_id(file_id + 1)));
   batch.Put(catalog::file_key(file_id), as_slice(catalog::encode_file_record(file)));
-  batch.Put(path_key, as_slice(catalog::encode_file_id(file_id)));
+  batch.Put(catalog::path_key(relative_path), as_slice(catalog::encode_file_id(file_id)));
+  batch.Put(catalog::inode_key(attributes.device, attributes.inode), as_slice(catalog::encode_file_id(file_id)));
   FLASHDIR_TRY(db_->write(batch, fmt::format("catalog: recording {}", relative_path)));
   return file;
 }
 
 Result<CatalogFile> Catalog::find_by_path(std::string_view relative_path) const {
-  auto value = db_->get(catalog::path_key(relative_path), fmt::format("catalog: looking up {}", relative_path));
-  if (!value.is_ok()) return value.status();
-  auto file_id = catalog::decode_file_id(value.value());
-  if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: path {}", relative_path));
+  auto file_id = db_->indexed(catalog::path_key(relative_path));
+  if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: looking up {}", relative_path));
   auto file = db_->file(file_id.value());
   if (!file.is_ok()) {
     if (file.status().code() == StatusCode::not_found) {
@@ -175,16 +246,103 @@ Result<CatalogFile> Catalog::find_by_path(std::string_view relative_path) const 
   return file;
 }
 
+Result<CatalogFile> Catalog::find_by_inode(std::uint64_t device, std::uint64_t inode) const {
+  auto file_id = db_->indexed(catalog::inode_key(device, inode));
+  if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: looking up inode {}", inode));
+  auto file = db_->file(file_id.value());
+  if (!file.is_ok()) {
+    if (file.status().code() == StatusCode::not_found) {
+      return Status::corruption(fmt::format("catalog: inode {} names file {} which has no record", inode,
+                                            file_id.value()));
+    }
+    return file.status();
+  }
+  if (file->attributes.device != device || file->attributes.inode != inode) {
+    return Status::corruption(fmt::format("catalog: inode {} names file {} recorded with inode {}", inode,
+                                          file_id.value(), file->attributes.inode));
+  }
+  return file;
+}
+
 Result<CatalogFile> Catalog::find_by_id(std::uint64_t file_id) const { return db_->file(file_id); }
 
-Status Catalog::update_identity(std::uint64_t file_id, const BackingIdentity& identity) {
+Status Catalog::update(std::uint64_t file_id, std::string_view relative_path, const BackingAttributes& attributes) {
+  FLASHDIR_TRY(catalog::check_relative_path(relative_path));
   std::lock_guard lock(db_->write_mutex);
   auto file = db_->file(file_id);
   if (!file.is_ok()) return file.status();
-  file->identity = identity;
   rocksdb::WriteBatch batch;
+  const std::string old_path = catalog::path_key(file->relative_path);
+  const std::string new_path = catalog::path_key(relative_path);
+  // An index entry moves with the record, and is taken only where nobody else holds it: a
+  // record whose path another file took keeps its path as a hint, and takes the entry back only
+  // once it is found at another path.
+  if (old_path != new_path && db_->names(old_path, file_id)) batch.Delete(old_path);
+  if (old_path != new_path || !db_->indexed(new_path).is_ok()) batch.Put(new_path, as_slice(catalog::encode_file_id(file_id)));
+  const std::string old_inode = catalog::inode_key(file->attributes.device, file->attributes.inode);
+  const std::string new_inode = catalog::inode_key(attributes.device, attributes.inode);
+  if (old_inode != new_inode && db_->names(old_inode, file_id)) batch.Delete(old_inode);
+  if (old_inode != new_inode || !db_->indexed(new_inode).is_ok())
+    batch.Put(new_inode, as_slice(catalog::encode_file_id(file_id)));
+  file->relative_path = std::string(relative_path);
+  file->attributes = attributes;
   batch.Put(catalog::file_key(file_id), as_slice(catalog::encode_file_record(file.value())));
-  return db_->write(batch, fmt::format("catalog: new attributes of {}", file->relative_path));
+  return db_->write(batch, fmt::format("catalog: new attributes of {}", relative_path));
+}
+
+Result<std::vector<CatalogFile>> Catalog::rename(std::string_view from, std::string_view to, bool exchange) {
+  FLASHDIR_TRY(catalog::check_relative_path(from));
+  FLASHDIR_TRY(catalog::check_relative_path(to));
+  std::vector<CatalogFile> replaced;
+  if (from == to) return replaced;
+  std::lock_guard lock(db_->write_mutex);
+  auto moved = db_->at_and_under(from);
+  if (!moved.is_ok()) return moved.status();
+  auto at_target = db_->at_and_under(to);
+  if (!at_target.is_ok()) return at_target.status();
+  // Every old index entry goes first, then the new ones: with an exchange the two sets of
+  // paths are each other's.
+  rocksdb::WriteBatch batch;
+  for (const CatalogFile& file : *moved) batch.Delete(catalog::path_key(file.relative_path));
+  for (const CatalogFile& file : *at_target) batch.Delete(catalog::path_key(file.relative_path));
+  const auto move = [&](CatalogFile file, std::string_view source, std::string_view target) {
+    file.relative_path = std::string(target) + file.relative_path.substr(source.size());
+    batch.Put(catalog::path_key(file.relative_path), as_slice(catalog::encode_file_id(file.file_id)));
+    batch.Put(catalog::file_key(file.file_id), as_slice(catalog::encode_file_record(file)));
+  };
+  for (const CatalogFile& file : *moved) move(file, from, to);
+  if (exchange) {
+    for (const CatalogFile& file : *at_target) move(file, to, from);
+  } else {
+    replaced = std::move(at_target.value());
+  }
+  FLASHDIR_TRY(db_->write(batch, fmt::format("catalog: renaming {} to {}", from, to)));
+  return replaced;
+}
+
+Status Catalog::unindex(std::uint64_t file_id) {
+  std::lock_guard lock(db_->write_mutex);
+  auto file = db_->file(file_id);
+  if (!file.is_ok()) return file.status();
+  rocksdb::WriteBatch batch;
+  const std::string path = catalog::path_key(file->relative_path);
+  if (db_->names(path, file_id)) batch.Delete(path);
+  const std::string inode = catalog::inode_key(file->attributes.device, file->attributes.inode);
+  if (db_->names(inode, file_id)) batch.Delete(inode);
+  return db_->write(batch, fmt::format("catalog: unindexing {}", file->relative_path));
+}
+
+Status Catalog::remove_file(std::uint64_t file_id) {
+  std::lock_guard lock(db_->write_mutex);
+  auto file = db_->file(file_id);
+  if (!file.is_ok()) return file.status();
+  rocksdb::WriteBatch batch;
+  batch.Delete(catalog::file_key(file_id));
+  const std::string path = catalog::path_key(file->relative_path);
+  if (db_->names(path, file_id)) batch.Delete(path);
+  const std::string inode = catalog::inode_key(file->attributes.device, file->attributes.inode);
+  if (db_->names(inode, file_id)) batch.Delete(inode);
+  return db_->write(batch, fmt::format("catalog: forgetting {}", file->relative_path));
 }
 
 Result<std::vector<CatalogFile>> Catalog::all_files() const {
@@ -200,68 +358,6 @@ Result<std::vector<CatalogFile>> Catalog::all_files() const {
   }
   FLASHDIR_TRY(from_rocksdb(it->status(), "catalog: listing files"));
   return files;
-}
-
-Result<std::vector<CatalogFile>> Catalog::files_replaced_by_rename(std::string_view from, std::string_view to) const {
-  std::vector<CatalogFile> replaced;
-  if (from == to) return replaced;
-  auto target = find_by_path(to);
-  if (target.is_ok()) {
-    replaced.push_back(std::move(target.value()));
-  } else if (target.status().code() != StatusCode::not_found) {
-    return target.status();
-  }
-  return replaced;
-}
-
-Status Catalog::rename(std::string_view from, std::string_view to) {
-  FLASHDIR_TRY(catalog::check_relative_path(from));
-  FLASHDIR_TRY(catalog::check_relative_path(to));
-  if (from == to) return Status::ok();
-  std::lock_guard lock(db_->write_mutex);
-  rocksdb::WriteBatch batch;
-  auto replaced = files_replaced_by_rename(from, to);
-  if (!replaced.is_ok()) return replaced.status();
-  for (const CatalogFile& file : replaced.value()) {
-    batch.Delete(catalog::file_key(file.file_id));
-    batch.Delete(catalog::path_key(file.relative_path));
-  }
-  // The file at `from` itself, and every file under it if it is a directory: path keys sort
-  // by path, so those are one range.
-  std::vector<CatalogFile> moved;
-  auto single = find_by_path(from);
-  if (single.is_ok()) {
-    moved.push_back(std::move(single.value()));
-  } else if (single.status().code() != StatusCode::not_found) {
-    return single.status();
-  }
-  const std::string under = catalog::path_key(from) + "/";
-  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(checked_reads()));
-  for (it->Seek(under); it->Valid() && it->key().starts_with(under); it->Next()) {
-    auto file_id = catalog::decode_file_id(it->value().ToStringView());
-    if (!file_id.is_ok()) return file_id.status().with_context("catalog: renaming a directory");
-    auto file = db_->file(file_id.value());
-    if (!file.is_ok()) return file.status();
-    moved.push_back(std::move(file.value()));
-  }
-  FLASHDIR_TRY(from_rocksdb(it->status(), "catalog: listing a directory"));
-  for (CatalogFile& file : moved) {
-    batch.Delete(catalog::path_key(file.relative_path));
-    file.relative_path = std::string(to) + file.relative_path.substr(from.size());
-    batch.Put(catalog::path_key(file.relative_path), as_slice(catalog::encode_file_id(file.file_id)));
-    batch.Put(catalog::file_key(file.file_id), as_slice(catalog::encode_file_record(file)));
-  }
-  return db_->write(batch, fmt::format("catalog: renaming {} to {}", from, to));
-}
-
-Status Catalog::remove_file(std::uint64_t file_id) {
-  std::lock_guard lock(db_->write_mutex);
-  auto file = db_->file(file_id);
-  if (!file.is_ok()) return file.status();
-  rocksdb::WriteBatch batch;
-  batch.Delete(catalog::file_key(file_id));
-  batch.Delete(catalog::path_key(file->relative_path));
-  return db_->write(batch, fmt::format("catalog: forgetting {}", file->relative_path));
 }
 
 }  // namespace flashdir

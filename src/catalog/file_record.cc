@@ -9,20 +9,29 @@
 namespace flashdir::catalog {
 namespace {
 
-constexpr std::uint8_t kFileRecordVersion = 1;
-constexpr std::size_t kFileRecordFixedBytes = 1 + 8 * 5 + 4;
+constexpr std::uint8_t kFileRecordVersion = 2;
+constexpr std::size_t kFileRecordFixedBytes = 1 + 8 * 3 + 4 * 2 + 8 * 3 + 4;
+constexpr std::uint8_t kBackingRootVersion = 1;
+constexpr std::size_t kBackingRootFixedBytes = 1 + 8 * 4 + 4 + 8;
 constexpr std::string_view kFilePrefix = "file/";
 constexpr std::string_view kPathPrefix = "path/";
+constexpr std::string_view kInodePrefix = "inode/";
 
 ConstByteSpan bytes_of(std::string_view s) {
   return ConstByteSpan(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+
+ByteSpan writable_bytes_of(std::string& s) { return ByteSpan(reinterpret_cast<std::uint8_t*>(s.data()), s.size()); }
+
+void append_big_endian(std::string& key, std::uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(value >> shift));
 }
 
 }  // namespace
 
 std::string file_key(std::uint64_t file_id) {
   std::string key(kFilePrefix);
-  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(file_id >> shift));
+  append_big_endian(key, file_id);
   return key;
 }
 
@@ -43,12 +52,20 @@ std::string path_key(std::string_view relative_path) {
   return key;
 }
 
-std::string encode_file_id(std::uint64_t file_id) {
+std::string inode_key(std::uint64_t device, std::uint64_t inode) {
+  std::string key(kInodePrefix);
+  append_big_endian(key, device);
+  append_big_endian(key, inode);
+  return key;
+}
+
+std::string encode_u64(std::uint64_t value) {
   std::string bytes(8, '\0');
-  LittleEndianWriter writer(ByteSpan(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size()));
-  writer.u64(file_id);
+  LittleEndianWriter(writable_bytes_of(bytes)).u64(value);
   return bytes;
 }
+
+std::string encode_file_id(std::uint64_t file_id) { return encode_u64(file_id); }
 
 Result<std::uint64_t> decode_file_id(std::string_view bytes) {
   if (bytes.size() != 8) return Status::corruption(fmt::format("catalog: a file id of {} bytes, not 8", bytes.size()));
@@ -59,14 +76,18 @@ Result<std::uint64_t> decode_file_id(std::string_view bytes) {
 }
 
 std::string encode_file_record(const CatalogFile& file) {
+  const BackingAttributes& a = file.attributes;
   std::string bytes(kFileRecordFixedBytes + file.relative_path.size(), '\0');
-  LittleEndianWriter writer(ByteSpan(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size()));
+  LittleEndianWriter writer(writable_bytes_of(bytes));
   writer.u8(kFileRecordVersion);
-  writer.u64(file.identity.dev);
-  writer.u64(file.identity.inode);
-  writer.u64(file.identity.size_bytes);
-  writer.u64(static_cast<std::uint64_t>(file.identity.mtime_ns));
-  writer.u64(static_cast<std::uint64_t>(file.identity.ctime_ns));
+  writer.u64(a.device);
+  writer.u64(a.inode);
+  writer.u64(static_cast<std::uint64_t>(a.birth_ns));
+  writer.u32(a.uid);
+  writer.u32(a.gid);
+  writer.u64(a.size_bytes);
+  writer.u64(static_cast<std::uint64_t>(a.mtime_ns));
+  writer.u64(static_cast<std::uint64_t>(a.ctime_ns));
   writer.u32(static_cast<std::uint32_t>(file.relative_path.size()));
   writer.bytes(bytes_of(file.relative_path));
   return bytes;
@@ -81,16 +102,54 @@ Result<CatalogFile> decode_file_record(std::uint64_t file_id, std::string_view b
   if (reader.u8() != kFileRecordVersion) return bad("has an unknown version");
   CatalogFile file;
   file.file_id = file_id;
-  file.identity.dev = reader.u64();
-  file.identity.inode = reader.u64();
-  file.identity.size_bytes = reader.u64();
-  file.identity.mtime_ns = static_cast<std::int64_t>(reader.u64());
-  file.identity.ctime_ns = static_cast<std::int64_t>(reader.u64());
+  BackingAttributes& a = file.attributes;
+  a.device = reader.u64();
+  a.inode = reader.u64();
+  a.birth_ns = static_cast<std::int64_t>(reader.u64());
+  a.uid = reader.u32();
+  a.gid = reader.u32();
+  a.size_bytes = reader.u64();
+  a.mtime_ns = static_cast<std::int64_t>(reader.u64());
+  a.ctime_ns = static_cast<std::int64_t>(reader.u64());
   const std::uint32_t path_bytes = reader.u32();
   if (path_bytes != bytes.size() - kFileRecordFixedBytes) return bad("has a path length that disagrees with its size");
   file.relative_path.assign(bytes.substr(kFileRecordFixedBytes));
   if (!check_relative_path(file.relative_path).is_ok()) return bad("holds an invalid path");
   return file;
+}
+
+std::string encode_backing_root(const BackingRootRecord& record) {
+  std::string bytes(kBackingRootFixedBytes + record.path.size(), '\0');
+  LittleEndianWriter writer(writable_bytes_of(bytes));
+  writer.u8(kBackingRootVersion);
+  writer.u64(record.fs_type);
+  writer.u64(record.fs_id);
+  writer.u64(record.root_inode);
+  writer.u64(static_cast<std::uint64_t>(record.root_birth_ns));
+  writer.u32(static_cast<std::uint32_t>(record.path.size()));
+  writer.bytes(bytes_of(record.path));
+  writer.u64(format::xxh3(bytes_of(std::string_view(bytes).substr(0, bytes.size() - 8))));
+  return bytes;
+}
+
+Result<BackingRootRecord> decode_backing_root(std::string_view bytes) {
+  const auto bad = [](std::string_view why) {
+    return Status::corruption(fmt::format("catalog: the record of the backing directory {}", why));
+  };
+  if (bytes.size() < kBackingRootFixedBytes) return bad(fmt::format("is {} bytes, too short", bytes.size()));
+  LittleEndianReader trailer(bytes_of(bytes.substr(bytes.size() - 8)));
+  if (trailer.u64() != format::xxh3(bytes_of(bytes.substr(0, bytes.size() - 8)))) return bad("fails its checksum");
+  LittleEndianReader reader(bytes_of(bytes));
+  if (reader.u8() != kBackingRootVersion) return bad("has an unknown version");
+  BackingRootRecord record;
+  record.fs_type = reader.u64();
+  record.fs_id = reader.u64();
+  record.root_inode = reader.u64();
+  record.root_birth_ns = static_cast<std::int64_t>(reader.u64());
+  const std::uint32_t path_bytes = reader.u32();
+  if (path_bytes != bytes.size() - kBackingRootFixedBytes) return bad("has a path length that disagrees with its size");
+  record.path.assign(bytes.substr(kBackingRootFixedBytes - 8, path_bytes));
+  return record;
 }
 
 Status check_relative_path(std::string_view relative_path) {

@@ -181,8 +181,10 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   return (*file)->truncate(size_bytes);
 }
 
-void EngineFileData::renamed(const std::string& old_relative_path, const std::string& new_relative_path) {
-  if (Status s = cache_->engine().renamed(old_relative_path, new_relative_path); !s.is_ok())
+void EngineFileData::renamed(const std::string& old_relative_path, const std::string& new_relative_path,
+                             bool exchange) {
+  const auto kind = exchange ? cache::RenameKind::exchange : cache::RenameKind::replace;
+  if (Status s = cache_->engine().renamed(old_relative_path, new_relative_path, kind); !s.is_ok())
     spdlog::error("the cache could not follow the rename of {}: {}", old_relative_path, s.to_string());
 }
 

@@ -19,7 +19,7 @@ class EngineFileData final : public FileData {
 
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
   SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
-  void renamed(const std::string& old_relative_path, const std::string& new_relative_path) override;
+  void renamed(const std::string& old_relative_path, const std::string& new_relative_path, bool exchange) override;
   void unlinked(const std::string& relative_path) override;
   Status close() override;
   std::vector<StatsSection> stats() const override;

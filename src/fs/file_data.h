@@ -81,8 +81,9 @@ class FileData {
   // `path_fd` is an O_PATH descriptor of the file.
   virtual SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path,
                                             std::uint64_t size_bytes) = 0;
-  // A backing file was renamed or lost its last name through the mount.
-  virtual void renamed(const std::string& old_relative_path, const std::string& new_relative_path) = 0;
+  // A backing file was renamed (with `exchange`, the two names swapped: RENAME_EXCHANGE) or lost
+  // its last name through the mount.
+  virtual void renamed(const std::string& old_relative_path, const std::string& new_relative_path, bool exchange) = 0;
   virtual void unlinked(const std::string& relative_path) = 0;
   // Flushes everything and marks the cache clean (unmount).
   virtual Status close() = 0;

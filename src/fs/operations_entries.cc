@@ -295,7 +295,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   const std::string old_path = child_path(context, (*from)->get(), name);
   const std::string new_path = child_path(context, (*to)->get(), new_name);
   if (::renameat2((*from)->get(), name, (*to)->get(), new_name, flags) != 0) return reply_error(req, errno);
-  context.data->renamed(old_path, new_path);
+  context.data->renamed(old_path, new_path, (flags & RENAME_EXCHANGE) != 0);
   fuse_reply_err(req, 0);
 }
 

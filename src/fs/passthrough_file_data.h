@@ -10,7 +10,7 @@ class PassthroughFileData final : public FileData {
  public:
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
   SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
-  void renamed(const std::string&, const std::string&) override {}
+  void renamed(const std::string&, const std::string&, bool) override {}
   void unlinked(const std::string&) override {}
   Status close() override { return Status::ok(); }
   std::vector<StatsSection> stats() const override;

@@ -28,6 +28,7 @@ EngineRig::EngineRig(cache::EngineOptions options, std::uint64_t blocks, format:
   auto backing = cache::open_posix_backing_store(backing_dir_);
   REQUIRE(backing.is_ok());
   backing_ = make_faulty_backing_store(std::move(backing).value(), backing_faults_);
+  lost_found_ = cache::lost_found_directory(lost_found_dir());
   const Status opened = open_engine();
   INFO(opened.to_string());
   REQUIRE(opened.is_ok());
@@ -41,7 +42,7 @@ Status EngineRig::open_engine() {
   // Commits only when a test calls Engine::commit: what a cut keeps must not depend on timing.
   cache::EngineOptions options = options_;
   options.commit_interval_ms = 0;
-  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options);
+  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, lost_found_.get());
   if (!engine.is_ok()) return engine.status();
   engine_ = std::move(engine).value();
   return Status::ok();
@@ -120,6 +121,25 @@ Status EngineRig::reopen_with(const cache::EngineOptions& options) {
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
   options_ = options;
+  return open_engine();
+}
+
+Status EngineRig::use_renumbering_backing(bool claims_stable) {
+  FLASHDIR_TRY(engine_->close());
+  engine_.reset();
+  auto backing = cache::open_posix_backing_store(backing_dir_);
+  if (!backing.is_ok()) return backing.status();
+  backing_ = make_faulty_backing_store(
+      make_renumbering_backing_store(std::move(backing).value(), numbering_, claims_stable), backing_faults_);
+  return open_engine();
+}
+
+Status EngineRig::reopen_over(const std::filesystem::path& other_backing) {
+  FLASHDIR_TRY(engine_->close());
+  engine_.reset();
+  auto backing = cache::open_posix_backing_store(other_backing);
+  if (!backing.is_ok()) return backing.status();
+  backing_ = make_faulty_backing_store(std::move(backing).value(), backing_faults_);
   return open_engine();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "faulty_backing.h"
+#include "renumbering_backing.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/nand/faulty_chip.h"
 #include "ftl/ftl_harness.h"
@@ -58,6 +59,15 @@ class EngineRig {
   // A clean close and reopen.
   Status restart();
   Status reopen_with(const cache::EngineOptions& options);
+  // A clean close, and a reopen over a backing store that numbers inodes as it meets paths
+  // (renumber_inodes() starts a new session), saying its numbers are stable or not.
+  Status use_renumbering_backing(bool claims_stable);
+  void renumber_inodes() { numbering_->new_session(); }
+  // A clean close, and a reopen over another backing directory (refused by the engine).
+  Status reopen_over(const std::filesystem::path& other_backing);
+  // Where the engine saves dirty pages its restart could not prove belong to their file.
+  std::filesystem::path lost_found_dir() const { return dir_ / "lost+found"; }
+  std::filesystem::path scratch_dir() const { return dir_.path(); }
 
  private:
   Status open_engine();
@@ -76,6 +86,8 @@ class EngineRig {
   std::unique_ptr<Catalog> catalog_;
   std::shared_ptr<BackingFaults> backing_faults_ = std::make_shared<BackingFaults>();
   std::unique_ptr<cache::BackingStore> backing_;
+  std::shared_ptr<InodeNumbering> numbering_ = std::make_shared<InodeNumbering>();
+  std::unique_ptr<cache::LostFound> lost_found_;
   std::unique_ptr<cache::Engine> engine_;
 };
 

@@ -30,7 +30,7 @@ class FaultyBackingFile final : public cache::BackingFile {
     return real_->allocate(mode, offset, length);
   }
   Status sync() override { return real_->sync(); }
-  Result<BackingIdentity> stat() override { return real_->stat(); }
+  Result<BackingAttributes> stat() override { return real_->stat(); }
 
  private:
   std::unique_ptr<cache::BackingFile> real_;
@@ -49,6 +49,7 @@ class FaultyBackingStore final : public cache::BackingStore {
   }
   Status rename(std::string_view from, std::string_view to) override { return real_->rename(from, to); }
   Status unlink(std::string_view relative_path) override { return real_->unlink(relative_path); }
+  Result<cache::BackingRoot> root() override { return real_->root(); }
 
  private:
   std::unique_ptr<cache::BackingStore> real_;

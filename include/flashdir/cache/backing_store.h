@@ -28,18 +28,29 @@ class BackingFile {
   // fallocate(2) with its mode bits (allocate, punch a hole, zero, collapse or insert a range).
   virtual Status allocate(int mode, std::uint64_t offset, std::uint64_t length) = 0;
   virtual Status sync() = 0;
-  virtual Result<BackingIdentity> stat() = 0;
+  // The file's attributes, `device` its raw st_dev (the engine makes it relative to the root's).
+  virtual Result<BackingAttributes> stat() = 0;
+};
+
+// The backing root as the cache sees it.
+struct BackingRoot {
+  BackingRootRecord record;  // what the catalog keeps and checks at every open
+  std::uint64_t device = 0;  // its st_dev now: files on it are recorded with device 0
+  // False where the file system numbers inodes as it meets them (FUSE: sshfs, object-store
+  // mounts), so that a number says nothing across lookups: files are then known by path.
+  bool stable_inode_numbers = true;
 };
 
 class BackingStore {
  public:
   virtual ~BackingStore() = default;
   // Opens an existing regular file for reading and writing (read-only if it cannot be written:
-  // writes then fail). not_found if it does not exist; invalid_argument if it is not a regular
+  // writes then fail), without changing its access time where the daemon may (O_NOATIME). not_found if it does not exist; invalid_argument if it is not a regular
   // file or a component is a symlink.
   virtual Result<std::unique_ptr<BackingFile>> open(std::string_view relative_path) = 0;
   virtual Status rename(std::string_view from, std::string_view to) = 0;
   virtual Status unlink(std::string_view relative_path) = 0;
+  virtual Result<BackingRoot> root() = 0;
 };
 
 // The real one, rooted at `root` (opened O_DIRECTORY|O_PATH once).

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "flashdir/cache/backing_store.h"
+#include "flashdir/cache/lost_found.h"
 #include "flashdir/cache/options.h"
 #include "flashdir/catalog.h"
 #include "flashdir/ftl/ftl.h"
@@ -61,14 +62,22 @@ struct RestartReport {
   std::uint64_t orphan_slots = 0;    // usable entries naming a file the catalog does not know
   std::uint64_t dirty_slots = 0;     // dirty pages found
   std::uint64_t written_back_slots = 0;  // dirty pages written to their backing files
-  // Dirty pages that could not go back: their backing file is gone, the page is damaged, or it
-  // lies past the largest file the backing allows. The open goes on without them (the loss is
-  // final either way); `lost_dirty_reason` says why the first one went.
+  // Dirty pages that could not go back: the page is damaged, or it lies past the largest file
+  // the backing allows, or it could not be proven to belong to any file and there was no
+  // lost+found to keep it. The open goes on without them (the loss is final either way);
+  // `lost_dirty_reason` says why the first one went.
   std::uint64_t lost_dirty_slots = 0;
   std::string lost_dirty_reason;
+  // Dirty pages whose file could not be proven to be the one now at their recorded place (it is
+  // gone, or another file took its name): saved in lost+found, under these names.
+  std::uint64_t saved_dirty_slots = 0;
+  std::vector<std::string> saved_files;
   double usable_fraction = 1.0;      // usable / (usable + dropped + orphans); 1 when nothing was cached
   double seconds = 0;                // wall time of the whole restart
 };
+
+// What a rename did to the name it went to (renameat2's RENAME_EXCHANGE, or a plain rename).
+enum class RenameKind { replace, exchange };
 
 // Counters since open; a consistent-enough snapshot (each counter is read atomically).
 struct EngineStats {
@@ -91,6 +100,7 @@ struct EngineStats {
   std::uint64_t commits = 0;                 // commits that had work (Engine::commit, the committer)
   std::uint64_t corrupt_pages = 0;           // hits whose page failed its checksum: dropped, read from backing
   std::uint64_t stale_drops = 0;             // files found changed on open: their pages dropped
+  std::uint64_t renumbered_files = 0;        // files met under a new inode number, contents and owner the same
   std::uint64_t backing_errors = 0;
   std::uint64_t metadata_writes = 0;         // metadata pages written to the chip
   std::uint64_t metadata_entries_written = 0;  // entries carried by those writes (batching)
@@ -109,18 +119,23 @@ class EngineCore;
 
 class Engine {
  public:
-  // Opens the engine over an FTL, catalog and backing store that outlive it. On a cache never
-  // used by an engine, formats the slot metadata; otherwise recovers it (hot restart: the
-  // report is in stats().restart) and writes back any dirty page found.
+  // Opens the engine over an FTL, catalog and backing store that outlive it (and `lost_found`,
+  // if given). Refused if the catalog records another backing directory. On a cache never used
+  // by an engine, records the backing directory and formats the slot metadata; otherwise
+  // recovers it (hot restart: the report is in stats().restart) and writes back any dirty page
+  // found, each only into the file it was recorded for (others go to `lost_found`).
   static Result<std::unique_ptr<Engine>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                              const EngineOptions& options);
+                                              const EngineOptions& options, LostFound* lost_found = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Opens a backing file (relative to the backing root) and validates the cache against it:
-  // a file whose size, mtime_ns, ctime_ns or inode changed since it was last seen has its
-  // pages dropped durably before the catalog records the new attributes.
+  // Opens a backing file (relative to the backing root) and validates the cache against it. The
+  // file's cached state is its own (doc/daemon.md "File identity"): found by its inode (or, on
+  // a backing that renumbers inodes, by its path), never shared with another file that met it
+  // at one path; a file whose owner, size, mtime_ns or ctime_ns changed since it was last seen
+  // has its pages dropped durably before the catalog records the new attributes. The path is
+  // the name the file was reached by.
   Result<FileHandle> open_file(std::string_view relative_path);
   // The same with a file the caller already opened (the daemon's backing fd, adopted).
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
@@ -152,18 +167,19 @@ class Engine {
   // The file's size as the engine has it: in write-back, past the backing file's end until the
   // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.
   Result<std::uint64_t> size(FileHandle file);
-  // The same by path, for a file open through the engine (nullopt if it is not).
-  std::optional<std::uint64_t> open_file_size(std::string_view relative_path);
-  // Releases the handle; the last release of a file writes its dirty pages back.
+  // Releases the handle; the last release of a file writes its dirty pages back, and drops its
+  // pages if the file has no name left.
   Status release(FileHandle file);
   // Renames (unlinks) in the backing store and in the catalog; cached pages follow the file
-  // (or are dropped with it). Paths are relative to the backing root.
+  // (or are dropped with it once it is gone). Paths are relative to the backing root.
   Status rename(std::string_view from, std::string_view to);
   Status unlink(std::string_view relative_path);
   // The same, for a caller that made the change in the backing directory itself (the daemon,
   // which renames and unlinks with its caller's credentials).
-  Status renamed(std::string_view from, std::string_view to);
+  Status renamed(std::string_view from, std::string_view to, RenameKind kind = RenameKind::replace);
   Status unlinked(std::string_view relative_path);
+  // How this cache tells files apart (chosen at open: EngineOptions::identity, or by the backing).
+  IdentityRule identity_rule() const;
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();

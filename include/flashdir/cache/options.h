@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "flashdir/catalog.h"
 #include "flashdir/status.h"
 
 namespace flashdir::cache {
@@ -56,6 +58,10 @@ struct EngineOptions {
   // publishes the confirmations, so that a power cut keeps every fill older than this. 0: never
   // (data leaves the device RAM only as it fills, and a cut drops what it still held).
   std::uint32_t commit_interval_ms = 5000;
+  // How files are told apart (doc/daemon.md "File identity"); unset: by the backing (the path
+  // rule where inode numbers are not stable, FUSE backings such as sshfs; the inode rule
+  // elsewhere). A cache that changes rule drops its clean pages once.
+  std::optional<IdentityRule> identity;
 
   Status validate() const;
   std::string to_json() const;
