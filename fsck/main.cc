@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   std::string backing;
   app.add_option("--backing", backing,
                  "Backing directory the cache stands for, to check that the catalog's files exist (default: the "
-                 "one the daemon recorded in DIR/daemon.backing)");
+                 "one the cache records in its catalog)");
   if (auto stop = flashdir::parse_command_line(app, argc, argv, "fsck.flashdir", kExitUsage)) return *stop;
 
   flashdir::CheckOptions options;

@@ -15,10 +15,6 @@
 
 namespace flashdir {
 
-// The file in a cache directory where the daemon records the canonical path of the backing
-// directory the cache belongs to (doc/daemon.md); fsck reads it to check the catalog's files.
-inline constexpr const char* kBackingRecordName = "daemon.backing";
-
 // The directory in a cache where a restart keeps dirty pages it could not prove belong to the
 // file now at their recorded place (doc/cache.md "Restart after a cut").
 inline constexpr const char* kLostFoundDirName = "lost+found";

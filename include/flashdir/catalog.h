@@ -30,6 +30,14 @@
 
 namespace flashdir {
 
+// How a cache tells files apart (doc/daemon.md "File identity"), fixed per cache in the catalog.
+enum class IdentityRule : std::uint8_t {
+  inode,  // the inode (device, number, birth time): renames and replacements behind the mount are seen
+  path,   // the path plus owner, size and times: for backings whose inode numbers are not stable
+};
+std::string_view identity_rule_name(IdentityRule rule);
+Result<IdentityRule> parse_identity_rule(std::string_view text);
+
 // What stat(2) says of a backing file, as the cache records it. `device` is 0 for the backing
 // root's own file system (its st_dev changes at every mount of an NFS or FUSE backing), the
 // st_dev otherwise.
@@ -54,15 +62,10 @@ struct BackingAttributes {
   // Whether both are the same inode, the birth time (where both have one) proving the number
   // was not reused.
   bool same_inode(const BackingAttributes& other) const;
+  // Whether the file `now` found at this record's path is provably the file recorded, so that
+  // its dirty pages may go back into it: its owner, and under the inode rule its inode.
+  bool proves_same_file(const BackingAttributes& now, IdentityRule rule) const;
 };
-
-// How a cache tells files apart (doc/daemon.md "File identity"), fixed per cache in the catalog.
-enum class IdentityRule : std::uint8_t {
-  inode,  // the inode (device, number, birth time): renames and replacements behind the mount are seen
-  path,   // the path plus owner, size and times: for backings whose inode numbers are not stable
-};
-std::string_view identity_rule_name(IdentityRule rule);
-Result<IdentityRule> parse_identity_rule(std::string_view text);
 
 struct CatalogFile {
   std::uint64_t file_id = 0;  // never 0: ids start at 1 and are never reused

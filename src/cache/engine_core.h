@@ -100,8 +100,6 @@ class EngineCore {
   // Restart: the dirty pages found go back to their files, each proven to be the file the
   // catalog recorded; the others are saved in lost+found.
   Status write_back_recovered(const std::vector<std::uint64_t>& file_ids, IdentityRule recorded_rule);
-  // Whether `now` is the file `recorded` names, under `rule` (a dirty page goes back only there).
-  static bool proven_same_file(const CatalogFile& recorded, const BackingAttributes& now, IdentityRule rule);
   // Saves the dirty pages of `file` in lost+found (or, with none, counts them lost), then drops
   // every page of it and forgets it.
   Status save_lost_dirty_pages(const CatalogFile& file, const std::string& reason);

@@ -44,13 +44,6 @@ Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorde
   return Status::ok();
 }
 
-bool EngineCore::proven_same_file(const CatalogFile& recorded, const BackingAttributes& now, IdentityRule rule) {
-  // The owner too under either rule: whatever else an attacker can arrange, a file he puts at
-  // the path is his.
-  if (recorded.attributes.uid != now.uid || recorded.attributes.gid != now.gid) return false;
-  return rule == IdentityRule::path || recorded.attributes.same_inode(now);
-}
-
 Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_ids, IdentityRule recorded_rule) {
   for (std::uint64_t file_id : file_ids) {
     auto known = catalog_.find_by_id(file_id);
@@ -67,7 +60,7 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     }
     auto before = attributes_of(**file);
     if (!before.is_ok()) return before.status();
-    if (!proven_same_file(*known, *before, recorded_rule)) {
+    if (!known->attributes.proves_same_file(*before, recorded_rule)) {
       FLASHDIR_TRY(save_lost_dirty_pages(
           *known, fmt::format("{} is now another file (inode {}, owner {}:{}; recorded: inode {}, owner {}:{})",
                               known->relative_path, before->inode, before->uid, before->gid, known->attributes.inode,

@@ -15,6 +15,12 @@ bool BackingAttributes::same_inode(const BackingAttributes& other) const {
   return device == other.device && inode == other.inode && same_birth(birth_ns, other.birth_ns);
 }
 
+bool BackingAttributes::proves_same_file(const BackingAttributes& now, IdentityRule rule) const {
+  // The owner under either rule: whatever else someone arranges, a file he puts at the path is his.
+  if (uid != now.uid || gid != now.gid) return false;
+  return rule == IdentityRule::path || same_inode(now);
+}
+
 bool BackingAttributes::same_contents_and_owner(const BackingAttributes& other) const {
   return birth_ns == other.birth_ns && uid == other.uid && gid == other.gid && size_bytes == other.size_bytes &&
          mtime_ns == other.mtime_ns && ctime_ns == other.ctime_ns;

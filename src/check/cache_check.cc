@@ -1,12 +1,13 @@
 #include "cache_check.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "bounded_list.h"
@@ -142,24 +143,40 @@ std::string id_list(const std::map<std::uint64_t, std::uint64_t>& by_file, std::
   return text;
 }
 
-// The backing directory to check the catalog's files against: the caller's, else the one the
-// daemon recorded; empty when neither is known.
-std::filesystem::path backing_dir_of(const CacheDirPaths& paths, const CheckOptions& options) {
-  if (!options.backing_dir.empty()) return options.backing_dir;
-  std::ifstream record(paths.dir / kBackingRecordName);
-  if (!record) return {};
-  std::stringstream text;
-  text << record.rdbuf();
-  return text.str();
+// What the cache's catalog says of its backing directory: where it is and how its files are told
+// apart.
+struct RecordedBacking {
+  std::filesystem::path path;  // empty if the catalog has no record
+  IdentityRule rule = IdentityRule::inode;
+};
+
+// The attributes of the regular file at `path` as the engine records them (device relative to
+// `root_device`); nullopt if there is none.
+std::optional<BackingAttributes> attributes_at(const std::filesystem::path& path, dev_t root_device) {
+  struct statx st {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) != 0 ||
+      !S_ISREG(st.stx_mode))
+    return std::nullopt;
+  BackingAttributes now;
+  const dev_t device = makedev(st.stx_dev_major, st.stx_dev_minor);
+  now.device = device == root_device ? 0 : device;
+  now.inode = st.stx_ino;
+  now.birth_ns = (st.stx_mask & STATX_BTIME) != 0
+                     ? static_cast<std::int64_t>(st.stx_btime.tv_sec) * 1'000'000'000 + st.stx_btime.tv_nsec
+                     : 0;
+  now.uid = st.stx_uid;
+  now.gid = st.stx_gid;
+  return now;
 }
 
-// Catalog files whose backing file is gone. A dirty one is an error nothing in the cache can
-// fix: its pages are written back at the engine's next open, or dropped if the file is still
-// missing then.
-void check_backing_files(const std::filesystem::path& root, const CatalogFiles& files, const SlotOwners& owners,
-                         const CheckOptions& options, CheckReport& report) {
+// Catalog files whose backing file is gone, and files with dirty pages whose path now holds
+// another file. A dirty one is an error nothing in the cache can fix: the engine's next open
+// writes its pages back if its file is there again, and otherwise keeps them in lost+found.
+void check_backing_files(const std::filesystem::path& root, IdentityRule rule, const CatalogFiles& files,
+                         const SlotOwners& owners, const CheckOptions& options, CheckReport& report) {
   std::error_code error;
-  if (!std::filesystem::is_directory(root, error)) {
+  struct stat root_stat {};
+  if (!std::filesystem::is_directory(root, error) || ::stat(root.c_str(), &root_stat) != 0) {
     report.notes.push_back(
         fmt::format("the backing directory {} is not reachable: the catalog's files were not checked", root.string()));
     return;
@@ -167,8 +184,19 @@ void check_backing_files(const std::filesystem::path& root, const CatalogFiles& 
   report.cache.backing_checked = true;
   std::map<std::string, std::uint64_t> missing;  // path -> file id, sorted for the listing
   for (const auto& [id, file] : files) {
-    const auto status = std::filesystem::symlink_status(root / file.relative_path, error);
-    if (status.type() != std::filesystem::file_type::regular) missing.emplace(file.relative_path, id);
+    const auto now = attributes_at(root / file.relative_path, root_stat.st_dev);
+    if (!now) {
+      missing.emplace(file.relative_path, id);
+      continue;
+    }
+    const auto dirty = owners.dirty.find(id);
+    if (dirty != owners.dirty.end() && !file.attributes.proves_same_file(*now, rule)) {
+      report.errors.push_back(fmt::format(
+          "{} dirty pages of {} (file id {}, owner uid {}) wait to be written back, and {} is now another file "
+          "(inode {}, owner uid {}; recorded: inode {}): the engine's next open keeps them in {}/{} for you to look at",
+          dirty->second, file.relative_path, id, file.attributes.uid, (root / file.relative_path).string(), now->inode,
+          now->uid, file.attributes.inode, "CACHE", kLostFoundDirName));
+    }
   }
   report.cache.missing_backing_files = missing.size();
   std::size_t listed = 0;
@@ -177,8 +205,8 @@ void check_backing_files(const std::filesystem::path& root, const CatalogFiles& 
     if (dirty != owners.dirty.end()) {
       report.errors.push_back(fmt::format(
           "{} dirty pages of {} (file id {}) wait to be written back, and its backing file {} is gone: restore it (or "
-          "mount the backing directory) before the engine's next open, which otherwise drops them and their data",
-          dirty->second, path, id, (root / path).string()));
+          "mount the backing directory) before the engine's next open, which otherwise keeps them in CACHE/{}",
+          dirty->second, path, id, (root / path).string(), kLostFoundDirName));
     } else {
       list(report.notes, listed, options.max_listed_pages,
            fmt::format("the backing file of {} (file id {}) is gone: its cached pages are never served and leave by "
@@ -198,7 +226,7 @@ struct Findings {
 
 // The dry run: the engine's restart on an overlay of the read-only image.
 std::optional<Findings> inspect(const CacheDirPaths& paths, MetadataScheme scheme, const CatalogFiles& files,
-                                const CheckOptions& options, CheckReport& report) {
+                                const RecordedBacking& recorded, const CheckOptions& options, CheckReport& report) {
   auto image = open_image_store(paths.image, ImageAccess::read_only);
   if (!image.is_ok()) {
     report.errors.push_back(fmt::format("cache metadata not checked: {}", image.status().message()));
@@ -277,9 +305,8 @@ std::optional<Findings> inspect(const CacheDirPaths& paths, MetadataScheme schem
         "open; fsck -y keeps them, they hold the only copy",
         summary.dirty_slots, owners.dirty.size(), id_list(owners.dirty, options.max_listed_pages)));
   }
-  if (const auto root = backing_dir_of(paths, options); !root.empty()) {
-    check_backing_files(root, files, owners, options, report);
-  }
+  const std::filesystem::path root = options.backing_dir.empty() ? recorded.path : options.backing_dir;
+  if (!root.empty()) check_backing_files(root, recorded.rule, files, owners, options, report);
   findings.needs_repair = recovered.damaged_pages > 0 || recovered.dropped > 0 || !owners.orphans.empty();
   return findings;
 }
@@ -325,11 +352,29 @@ Result<std::vector<std::string>> repair(const CacheDirPaths& paths, MetadataSche
   return done;
 }
 
+// Dirty pages a restart kept in lost+found: data only an admin can put back.
+void report_lost_found(const CacheDirPaths& paths, CheckReport& report) {
+  std::error_code error;
+  std::vector<std::string> saved;
+  for (const auto& entry : std::filesystem::directory_iterator(paths.dir / kLostFoundDirName, error))
+    if (entry.path().extension() != ".txt") saved.push_back(entry.path().filename().string());
+  if (saved.empty()) return;
+  std::sort(saved.begin(), saved.end());
+  std::string names;
+  for (const std::string& name : saved) names += (names.empty() ? "" : ", ") + name;
+  report.notes.push_back(fmt::format(
+      "{}/{} keeps {} files of dirty pages a restart could not prove belong to the file at their path ({}); each "
+      ".txt says whose they were: copy what is wanted back into the backing directory, then delete them",
+      paths.dir.string(), kLostFoundDirName, saved.size(), names));
+}
+
 }  // namespace
 
 void check_cache(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report) {
+  report_lost_found(paths, report);
   std::optional<MetadataScheme> scheme;
   CatalogFiles files;
+  RecordedBacking recorded;
   {
     auto catalog = Catalog::open(paths.catalog, Catalog::Access::read_only);
     if (!catalog.is_ok()) return;  // check_catalog reported it
@@ -338,12 +383,16 @@ void check_cache(const CacheDirPaths& paths, const CheckOptions& options, CheckR
       report.notes.push_back("the cache engine has not used this cache yet: no slot metadata to check");
       return;
     }
-    auto recorded = text.is_ok() ? cache::recorded_metadata_scheme(text.value()) : Result<MetadataScheme>(text.status());
-    if (!recorded.is_ok()) {
-      report.errors.push_back(fmt::format("catalog: {}; the cache metadata was not checked", recorded.status().message()));
+    auto recorded_scheme =
+        text.is_ok() ? cache::recorded_metadata_scheme(text.value()) : Result<MetadataScheme>(text.status());
+    if (!recorded_scheme.is_ok()) {
+      report.errors.push_back(
+          fmt::format("catalog: {}; the cache metadata was not checked", recorded_scheme.status().message()));
       return;
     }
-    scheme = *recorded;
+    scheme = *recorded_scheme;
+    if (auto root = (*catalog)->backing_root(); root.is_ok()) recorded.path = root->path;
+    if (auto rule = (*catalog)->identity_rule(); rule.is_ok()) recorded.rule = *rule;
     auto all = catalog_files(**catalog);
     if (!all.is_ok()) {
       report.errors.push_back(fmt::format("catalog: {}; the cache metadata was not checked", all.status().message()));
@@ -354,7 +403,7 @@ void check_cache(const CacheDirPaths& paths, const CheckOptions& options, CheckR
   // Errors the checks before this one leave (a chip or FTL -y could not repair): the restart
   // would run over a doubtful FTL, so -y leaves the cache metadata alone.
   const bool sound_below = report.errors.empty();
-  auto findings = inspect(paths, *scheme, files, options, report);
+  auto findings = inspect(paths, *scheme, files, recorded, options, report);
   if (!findings) return;
   if (options.repair && findings->needs_repair && !sound_below) {
     report.errors.insert(report.errors.end(), findings->fixable.begin(), findings->fixable.end());

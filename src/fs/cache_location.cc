@@ -10,8 +10,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "flashdir/cache_dir.h"
 #include "flashdir/size.h"
@@ -41,7 +39,7 @@ bool may_format(const CacheDirPaths& paths) {
   for (const auto& entry : std::filesystem::directory_iterator(paths.dir, error)) {
     const auto& path = entry.path();
     const auto name = path.filename();
-    if (name != kLockFileName && name != kBackingRecordName && path != paths.image && path != paths.catalog)
+    if (name != kLockFileName && path != paths.image && path != paths.catalog)
       return false;
   }
   return !error;
@@ -64,31 +62,6 @@ Result<UniqueFd> lock_cache(const std::filesystem::path& dir) {
   if (::ftruncate(fd.get(), 0) != 0) return errno_status(fmt::format("writing {}", path.string()));
   FLASHDIR_TRY(pwrite_all(fd.get(), ConstByteSpan(reinterpret_cast<const std::uint8_t*>(pid.data()), pid.size()), 0, "lock file"));
   return fd;
-}
-
-// The cache remembers the canonical path of its backing directory: a cache's catalog names
-// files by their path relative to the backing root, and write-back recovery writes dirty data
-// to those paths, so a cache mounted over another tree would overwrite the wrong files.
-Status check_backing_record(const std::filesystem::path& dir, const std::filesystem::path& canonical_backing) {
-  const auto path = dir / kBackingRecordName;
-  std::ifstream in(path);
-  if (in) {
-    std::stringstream recorded;
-    recorded << in.rdbuf();
-    if (recorded.str() == canonical_backing.string()) return Status::ok();
-    return Status::invalid_argument(
-        fmt::format("cache {} belongs to backing directory {}, not {}; choose another cache=", dir.string(),
-                    recorded.str(), canonical_backing.string()));
-  }
-  const auto temporary = dir / (std::string(kBackingRecordName) + ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << canonical_backing.string();
-    out.flush();
-    if (!out) return Status::io_error(fmt::format("writing {}", temporary.string()));
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return errno_status(fmt::format("writing {}", path.string()));
-  return sync_directory(dir);
 }
 
 Result<format::Superblock> format_new_cache(const std::filesystem::path& dir, const MountOptions& options) {
@@ -159,7 +132,6 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
     if (!file.is_ok()) return file.status().with_context(fmt::format("cache {}", taken.dir.string()));
     taken.superblock = file->superblock;
   }
-  FLASHDIR_TRY(check_backing_record(taken.dir, canonical_backing));
   return taken;
 }
 

@@ -166,6 +166,8 @@ cache::EngineOptions engine_options(const MountOptions& options) {
   }
   if (options.seq_cutoff_read_bytes) engine.read_sequential_cutoff_bytes = *options.seq_cutoff_read_bytes;
   if (options.seq_cutoff_write_bytes) engine.write_sequential_cutoff_bytes = *options.seq_cutoff_write_bytes;
+  if (options.identity == IdentityChoice::inode) engine.identity = IdentityRule::inode;
+  if (options.identity == IdentityChoice::path) engine.identity = IdentityRule::path;
   return engine;
 }
 
@@ -227,6 +229,14 @@ int run_mount(const MountRequest& request) {
     spdlog::error("write-back: {} dirty pages could not be written back and are lost; the first: {}",
                   restart.lost_dirty_slots, restart.lost_dirty_reason);
   }
+  if (restart.saved_dirty_slots != 0) {
+    std::string names;
+    for (const std::string& name : restart.saved_files) names += (names.empty() ? "" : ", ") + name;
+    spdlog::error("write-back: {} dirty pages of {} files could not be proven to belong to the file now at their "
+                  "path and were saved in {}: {}",
+                  restart.saved_dirty_slots, restart.saved_files.size(), (cache->dir / kLostFoundDirName).string(), names);
+  }
+  spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()),
                                                   request.options.write_mode == WriteMode::writeback);
   if (!context.inodes->reopens_by_handle())

@@ -211,7 +211,9 @@ std::vector<StatsSection> EngineFileData::stats() const {
     }
   }
   section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
-  return {section, ftl_stats_section(cache_->engine().ftl_stats())};
+  StatsSection identity{"identity", {}};
+  identity.rows.emplace_back("rule", std::string(identity_rule_name(cache_->engine().identity_rule())));
+  return {section, identity, ftl_stats_section(cache_->engine().ftl_stats())};
 }
 
 }  // namespace flashdir::fs

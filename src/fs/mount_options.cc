@@ -62,9 +62,12 @@ constexpr std::array<std::pair<std::string_view, MetadataSchemeChoice>, 3> kSche
 constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyModes = {{
     {"account", NandLatencyMode::account}, {"emulate", NandLatencyMode::emulate}}};
 
-constexpr std::array<std::string_view, 10> kValuedOptions = {
+constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityChoices = {{
+    {"auto", IdentityChoice::automatic}, {"inode", IdentityChoice::inode}, {"path", IdentityChoice::path}}};
+
+constexpr std::array<std::string_view, 11> kValuedOptions = {
     "cache", "size", "mode", "ram", "ram_policy", "meta", "seq_cutoff_read", "seq_cutoff_write", "nand_latency",
-    "threads"};
+    "threads", "identity"};
 
 // The most worker threads a mount may ask for; libfuse's own ceiling for max_threads is far
 // higher, but beyond this the daemon only adds contention on a small machine.
@@ -117,6 +120,7 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "mode") return assign_choice(item, value, kWriteModes, options.write_mode);
   if (name == "meta") return assign_choice(item, value, kSchemes, options.metadata_scheme);
   if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
+  if (name == "identity") return assign_choice(item, value, kIdentityChoices, options.identity);
   if (name == "threads") {
     unsigned threads = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
@@ -143,6 +147,12 @@ const char* metadata_scheme_name(MetadataSchemeChoice scheme) {
 const char* nand_latency_mode_name(NandLatencyMode mode) {
   for (const auto& [name, e] : kLatencyModes)
     if (e == mode) return name.data();
+  return "?";
+}
+
+const char* identity_choice_name(IdentityChoice choice) {
+  for (const auto& [name, e] : kIdentityChoices)
+    if (e == choice) return name.data();
   return "?";
 }
 
@@ -177,6 +187,7 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "engine default"));
   text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "engine default"));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
+  text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");

@@ -21,10 +21,14 @@ enum class MetadataSchemeChoice { lufuw, write_update, update_write_update };
 // account: the chip's latency only advances its simulated clock; emulate: the daemon also
 // sleeps for it, so a mount feels like the simulated device.
 enum class NandLatencyMode { account, emulate };
+// How the cache tells files apart (doc/daemon.md "File identity"): auto lets the backing decide
+// (by path where its inode numbers are not stable: FUSE backings such as sshfs).
+enum class IdentityChoice { automatic, inode, path };
 
 const char* write_mode_name(WriteMode mode);
 const char* metadata_scheme_name(MetadataSchemeChoice scheme);
 const char* nand_latency_mode_name(NandLatencyMode mode);
+const char* identity_choice_name(IdentityChoice choice);
 
 // The size of a cache created on first use when no `cache=` names an existing one.
 inline constexpr std::uint64_t kDefaultNewCacheBytes = 1ULL << 30;
@@ -40,6 +44,7 @@ struct MountOptions {
   std::optional<std::uint64_t> seq_cutoff_read_bytes;      // seq_cutoff_read=SIZE
   std::optional<std::uint64_t> seq_cutoff_write_bytes;     // seq_cutoff_write=SIZE
   NandLatencyMode nand_latency = NandLatencyMode::account;  // nand_latency=
+  IdentityChoice identity = IdentityChoice::automatic;      // identity=
   unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)
   bool clone_fd = false;   // clone_fd: one /dev/fuse fd per worker thread
   bool allow_other = false;

@@ -117,6 +117,7 @@ class Mount:
                                 env=env, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise RuntimeError(f"flashdir failed ({result.returncode}): {result.stderr.strip()}")
+        self.startup_log = result.stderr  # what the daemon said before its log moved to CACHE/daemon.log
         self.pid = daemon_pid(cache_dir)
         if not is_mounted(mountpoint):
             self.stop()
@@ -191,9 +192,49 @@ class Checker:
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
 
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+NOBODY_UID, NOBODY_GID = 65534, 65534
+
 
 def fallocate(fd, mode, offset, length):
     """fallocate(2) with its mode (Python's os module has only posix_fallocate)."""
     if _libc.fallocate(fd, mode, offset, length) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
+
+
+def renameat2(old, new, flags):
+    """renameat2(2) with its flags (RENAME_NOREPLACE, RENAME_EXCHANGE)."""
+    if _libc.renameat2(-100, old.encode(), -100, new.encode(), flags) != 0:  # AT_FDCWD
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def as_user(function, uid=NOBODY_UID, gid=NOBODY_GID):
+    """Runs function() in a child process as `uid`:`gid` (no supplementary groups, umask 022)
+    and returns what it returned (JSON-able), or "errno NAME" if it raised an OSError."""
+    import errno
+    import json
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+            os.umask(0o022)
+            try:
+                result = function()
+            except OSError as e:
+                result = f"errno {errno.errorcode.get(e.errno, e.errno)}"
+            os.write(write_end, json.dumps(result).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 65536):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks) or b"null")

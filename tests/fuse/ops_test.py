@@ -17,12 +17,11 @@ import sys
 import harness
 
 libc = ctypes.CDLL(None, use_errno=True)
-RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+RENAME_NOREPLACE, RENAME_EXCHANGE = harness.RENAME_NOREPLACE, harness.RENAME_EXCHANGE
 AT_FDCWD = -100
 UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE = 0x01, 0x02, 0x08
 FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x10, 0x20
-NOBODY_UID, NOBODY_GID = 65534, 65534
 # POSIX ACLs as the kernel stores them in system.posix_acl_* (version 2; tag, permissions, id).
 ACL_GRANTS_NOBODY = bytes.fromhex("02000000" "0100060000000000" "02000600feff0000" "0400000000000000"
                                   "1000060000000000" "2000000000000000")  # u::rw- u:nobody:rw- g::--- m::rw- o::---
@@ -33,12 +32,6 @@ ACL_DEFAULT = bytes.fromhex("02000000" "0100070000000000" "0400050000000000" "20
 
 class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
-
-
-def renameat2(old, new, flags):
-    if libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), flags) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, os.strerror(e))
 
 
 def utimensat(path, atime, mtime):
@@ -272,10 +265,10 @@ def root_steps():
     def rename_noreplace(r):
         write_file(f"{r}/n1", b"1")
         write_file(f"{r}/n2", b"2")
-        return renameat2(f"{r}/n1", f"{r}/n2", RENAME_NOREPLACE)
+        return harness.renameat2(f"{r}/n1", f"{r}/n2", RENAME_NOREPLACE)
 
     def rename_exchange(r):
-        renameat2(f"{r}/n1", f"{r}/n2", RENAME_EXCHANGE)
+        harness.renameat2(f"{r}/n1", f"{r}/n2", RENAME_EXCHANGE)
         return [read_all(f"{r}/n1"), read_all(f"{r}/n2")]
 
     def unlink_open_file(r):
@@ -497,26 +490,7 @@ def run_steps(steps, plain, mounted):
 
 
 def run_as_nobody(steps, plain, mounted):
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(NOBODY_GID)
-            os.setuid(NOBODY_UID)
-            os.umask(0o022)
-            results = run_steps(steps, plain, mounted)
-            os.write(write_end, json.dumps(results).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    chunks = []
-    while chunk := os.read(read_end, 65536):
-        chunks.append(chunk)
-    os.close(read_end)
-    os.waitpid(pid, 0)
-    return json.loads(b"".join(chunks) or b"[]")
+    return harness.as_user(lambda: run_steps(steps, plain, mounted)) or []
 
 
 def mount_only(check, top, plain, backing, mountpoint, mount):
