@@ -63,8 +63,11 @@ def cross_user(check, top, mode, flags, behind):
             harness.renameat2(f"{root}/pub/a", f"{root}/pub/v", flags)
             return True
         check.check(harness.as_user(put_own_file) is True, f"{where}: nobody puts his own file at pub/v")
+        seen = harness.as_user(lambda: read_all(f"{mnt}/pub/v").decode("latin-1"))
+        check.check(seen == nobody_old.decode("latin-1"),
+                    f"{where}: nobody reads his own file, none of root's cached bytes: {str(seen)[:40]!r}")
 
-        secret = b"VICTIM-NEW-SECRET"
+        secret = (b"VICTIM-NEW-SECRET" * 241)[:PAGE]  # a whole page: the cache takes it in every mode
         os.pwrite(fd, secret, 0)
         seen = harness.as_user(lambda: read_all(f"{mnt}/pub/v").decode("latin-1"))
         check.check(isinstance(seen, str) and "VICTIM" not in seen and seen.encode("latin-1") == nobody_old,
