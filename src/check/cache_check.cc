@@ -363,9 +363,9 @@ void report_lost_found(const CacheDirPaths& paths, CheckReport& report) {
   std::string names;
   for (const std::string& name : saved) names += (names.empty() ? "" : ", ") + name;
   report.notes.push_back(fmt::format(
-      "{}/{} keeps {} files of dirty pages a restart could not prove belong to the file at their path ({}); each "
-      ".txt says whose they were: copy what is wanted back into the backing directory, then delete them",
-      paths.dir.string(), kLostFoundDirName, saved.size(), names));
+      "{}/{} holds dirty pages a restart could not prove belong to the file at their path: {}; each .txt says "
+      "whose they were: copy what is wanted back into the backing directory, then delete them",
+      paths.dir.string(), kLostFoundDirName, names));
 }
 
 }  // namespace

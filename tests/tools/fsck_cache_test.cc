@@ -100,7 +100,8 @@ class DirEngine {
     auto backing = cache::open_posix_backing_store(backing_dir);
     REQUIRE(backing.is_ok());
     backing_ = std::move(backing).value();
-    auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options);
+    lost_found_ = cache::lost_found_directory(paths_.dir / kLostFoundDirName);
+    auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, lost_found_.get());
     INFO(engine.status().to_string());
     REQUIRE(engine.is_ok());
     engine_ = std::move(engine).value();
@@ -145,6 +146,7 @@ class DirEngine {
   std::unique_ptr<Ftl> ftl_;
   std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<cache::BackingStore> backing_;
+  std::unique_ptr<cache::LostFound> lost_found_;
   std::unique_ptr<cache::Engine> engine_;
 };
 
@@ -450,6 +452,22 @@ TEST_CASE("fsck keeps dirty slots of catalog files and says loudly when dirty da
     // A backing directory that is not there is not a reason to call every file gone.
     const auto unreachable = checked("-n --backing " + quoted(cache.dir() / "nowhere") + " " + cache.arg(), 0);
     CHECK_THAT(unreachable.output, Catch::Contains("is not reachable: the catalog's files were not checked"));
+  }
+  SECTION("another file at a dirty file's path: an error; the engine keeps the pages in lost+found") {
+    std::filesystem::remove(cache.backing() / "f1");
+    cache.put("f1", contents(7));  // a new inode at the path
+    const auto replaced = checked("-n " + cache.arg(), 4);
+    CHECK_THAT(replaced.output, Catch::Contains("1 dirty pages of f1") && Catch::Contains("is now another file") &&
+                                    Catch::Contains("lost+found"));
+    {
+      DirEngine engine(cache);
+      CHECK(engine.engine().stats().restart.saved_dirty_slots == 1);
+      CHECK(engine.engine().stats().restart.written_back_slots == 1);  // f0's
+      engine.close();
+    }
+    CHECK(cache.get("f1") == contents(7));
+    const auto listed = checked("-n " + cache.arg(), 0);
+    CHECK_THAT(listed.output, Catch::Contains("lost+found holds dirty pages") && Catch::Contains("-uid0-f1"));
   }
   SECTION("a dirty orphan: an error; -y drops it and says the data is lost") {
     {
