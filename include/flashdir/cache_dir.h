@@ -18,6 +18,8 @@ namespace flashdir {
 // The file in a cache directory where the daemon records the canonical path of the backing
 // directory the cache belongs to (doc/daemon.md); fsck reads it to check the catalog's files.
 inline constexpr const char* kBackingRecordName = "daemon.backing";
+// The daemon's log in a cache directory (its stderr once it runs in the background).
+inline constexpr const char* kLogFileName = "daemon.log";
 
 struct CacheDirPaths {
   std::filesystem::path dir;
