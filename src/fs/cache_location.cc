@@ -85,6 +85,11 @@ Result<std::filesystem::path> default_cache_dir(const std::filesystem::path& can
   return base / "flashdir" / fmt::format("{}-{:016x}", name, hash);
 }
 
+bool is_within(const std::filesystem::path& path, const std::filesystem::path& dir) {
+  const auto relative = path.lexically_relative(dir);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
 Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem::path& canonical_backing) {
   std::filesystem::path dir;
   if (options.cache_dir) {
@@ -93,6 +98,16 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
     auto default_dir = default_cache_dir(canonical_backing, ::geteuid());
     if (!default_dir.is_ok()) return default_dir.status();
     dir = *default_dir;
+  }
+  // Checked before anything is created: a cache inside the backing tree would be readable and
+  // writable through the mount, image and all.
+  std::error_code error;
+  const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+  if (!error && is_within(canonical, canonical_backing)) {
+    return Status::invalid_argument(fmt::format(
+        "cache directory {} is inside the backing directory {}: its image would be readable and writable through "
+        "the mount; give a cache= outside it",
+        canonical.string(), canonical_backing.string()));
   }
   auto trusted = open_trusted_dir(dir, TrustPolicy::enforce, CreateDirs::all);
   if (!trusted.is_ok()) return trusted.status();

@@ -35,7 +35,8 @@ struct TakenCache {
   bool created = false;  // formatted by this mount
 };
 
-// Refusals, each one line: the directory fails the trust check, the lock is held by another process
+// Refusals, each one line: the directory fails the trust check or lies inside the backing
+// tree (its image would be reachable through the mount), the lock is held by another process
 // (its pid named; a daemon closing the cache is waited for, at most kCloseWait), the cache
 // belongs to another backing directory, the directory is neither a cache nor empty, the options
 // for a new cache are refused by mkfs's checks, or the host's I/O fails. A refusal leaves
@@ -44,5 +45,8 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
 
 // How long a starting daemon waits for one that is closing the cache (the unmount came first).
 inline constexpr std::chrono::seconds kCloseWait{30};
+
+// True if `path` is `dir` or lies below it; both canonical.
+bool is_within(const std::filesystem::path& path, const std::filesystem::path& dir);
 
 }  // namespace flashdir::fs

@@ -54,13 +54,26 @@ Result<Backing> open_backing(const std::filesystem::path& path) {
   return backing;
 }
 
-Status check_mountpoint(const std::filesystem::path& mountpoint) {
+// The mount point must be a directory outside the backing tree: inside it, the mount would
+// appear within itself, and fusermount3 -u could not take it down again (EBUSY). Returns it
+// canonical.
+Result<std::filesystem::path> check_mountpoint(const std::filesystem::path& mountpoint,
+                                               const std::filesystem::path& canonical_backing) {
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0)
     return Status::invalid_argument(fmt::format("mount point {}: {}", mountpoint.string(), std::strerror(errno)));
   if (!S_ISDIR(st.st_mode))
     return Status::invalid_argument(fmt::format("mount point {} is not a directory", mountpoint.string()));
-  return Status::ok();
+  char resolved[PATH_MAX];
+  if (::realpath(mountpoint.c_str(), resolved) == nullptr)
+    return Status::invalid_argument(fmt::format("mount point {}: {}", mountpoint.string(), std::strerror(errno)));
+  if (is_within(resolved, canonical_backing)) {
+    return Status::invalid_argument(fmt::format(
+        "mount point {} is {}the backing directory {}: the mount would show itself and could not be unmounted; "
+        "mount it outside the backing directory",
+        resolved, canonical_backing == resolved ? "" : "inside ", canonical_backing.string()));
+  }
+  return std::filesystem::path(resolved);
 }
 
 // Raises the soft descriptor limit to the hard one and returns how many O_PATH descriptors
@@ -295,8 +308,8 @@ int run_mount(const MountRequest& request) {
   // exit code reach the caller directly.
   auto backing = open_backing(request.backing);
   if (!backing.is_ok()) return refuse(backing.status());
-  if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
-  const auto mountpoint = std::filesystem::absolute(request.mountpoint);
+  auto mountpoint = check_mountpoint(request.mountpoint, backing->canonical);
+  if (!mountpoint.is_ok()) return refuse(mountpoint.status());
 
   Startup startup(request.options.foreground);
   log_fatal_signals();
@@ -309,7 +322,7 @@ int run_mount(const MountRequest& request) {
   ::umask(077);
   auto cache = take_cache(request.options, backing->canonical);
   if (!cache.is_ok()) return refuse(cache.status());
-  const Served served = serve(request, backing.value(), mountpoint, cache.value(), startup);
+  const Served served = serve(request, backing.value(), mountpoint.value(), cache.value(), startup);
   // A mount that never came up leaves nothing behind that it created (the data path is closed).
   if (!served.mounted) remove_created(cache->dir);
   return served.exit_code;

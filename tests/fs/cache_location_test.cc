@@ -1,6 +1,6 @@
 // Where a mount's cache lives: created 0700 on first use, one daemon at a time, bound to its
-// backing directory, never a directory that holds something else or another user could change;
-// a start that fails leaves nothing behind it made.
+// backing directory, never a directory that holds something else, another user could change,
+// or the mount could reach; a start that fails leaves nothing behind it made.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,6 +118,21 @@ TEST_CASE("a size mkfs refuses leaves nothing behind that the start made, and ca
   }
   MountOptions options = with_cache(temp / "new/c");
   CHECK(take_cache(options, "/b").is_ok());
+}
+
+TEST_CASE("a cache inside the backing directory is refused before anything is made") {
+  TempDir temp;
+  std::filesystem::create_directory(temp / "b");
+  const auto backing = std::filesystem::canonical(temp / "b");
+  for (const char* inside : {"b/cache", "b", "b/../b/deep/cache"}) {
+    INFO(inside);
+    auto taken = take_cache(with_cache(temp / inside), backing);
+    REQUIRE_FALSE(taken.is_ok());
+    CHECK_THAT(taken.status().message(), Catch::Contains("is inside the backing directory " + backing.string()) &&
+                                             Catch::Contains("readable and writable through the mount"));
+  }
+  CHECK(std::filesystem::is_empty(temp / "b"));
+  CHECK(take_cache(with_cache(temp / "b-cache"), backing).is_ok());  // a name that only starts the same
 }
 
 TEST_CASE("the default cache is per backing directory under XDG_CACHE_HOME, else ~/.cache; root's under /var/cache") {

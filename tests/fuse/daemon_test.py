@@ -1,5 +1,5 @@
 """The daemon's life around the operations: options refused before mounting, missing backing,
-a failed start leaving nothing behind, cache
+mount point or cache inside the backing, a failed start leaving nothing behind, cache
 directories it does not trust, a second daemon on one cache, the default cache location, mkfs on
 a live cache, remounting at once after an unmount, files changed behind the mount,
 the backing directory removed, bounded descriptors, clean unmount by every route, a crash
@@ -54,6 +54,7 @@ def refusals(check, top):
     check.check(result.returncode == 1 and "Permission denied" in result.stderr, f"unreadable backing refused: {result.stderr.strip()}")
     result = flashdir(backing, f"{top}/no-mountpoint", "-o", f"cache={top}/c2")
     check.check(result.returncode == 1 and "mount point" in result.stderr, "missing mount point refused")
+    inside_backing(check, top)
     check.check(flashdir("--version").stdout.startswith("flashdir "), "--version")
     help_text = flashdir("--help").stdout
     check.check("seq_cutoff_read" in help_text and "nand_latency" in help_text, "--help lists the mount options")
@@ -68,6 +69,25 @@ def refused_or_stopped(mountpoint, cache):
             os.kill(pid, signal.SIGKILL)
         return False
     return True
+
+
+def inside_backing(check, top):
+    """A mount point inside the backing tree (or the backing directory itself) would show the
+    mount inside itself and could not be unmounted (EBUSY); a cache inside it would be readable
+    and writable through the mount. Both are refused before anything is made."""
+    backing = f"{top}/b"
+    os.mkdir(f"{backing}/sub")
+    for mountpoint, words in ((f"{backing}/sub", "is inside the backing directory"), (backing, "is the backing directory")):
+        result = flashdir(backing, mountpoint, "-o", f"cache={top}/c-inside")
+        refused = refused_or_stopped(mountpoint, f"{top}/c-inside")
+        check.check(result.returncode == 1 and words in result.stderr and refused,
+                    f"mount point {mountpoint} refused: {result.stderr.strip()}")
+    check.check(not os.path.exists(f"{top}/c-inside"), "a refused mount point creates no cache")
+    result = flashdir(backing, f"{top}/m", "-o", f"cache={backing}/sub/cache")
+    refused = refused_or_stopped(f"{top}/m", f"{backing}/sub/cache")
+    check.check(result.returncode == 1 and "is inside the backing directory" in result.stderr and refused
+                and not os.path.exists(f"{backing}/sub/cache"), f"a cache inside the backing refused: {result.stderr.strip()}")
+    shutil.rmtree(f"{backing}/sub")
 
 
 def failed_start_leaves_nothing(check, top):
