@@ -17,8 +17,9 @@ struct CheckOptions {
   // Called as the chip scan advances; `done` and `total` count blocks.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
   std::size_t max_listed_pages = 20;  // damaged pages (and other findings) listed one by one before summarising
-  // The backing directory the cache stands for, to check that the catalog's files exist; empty:
-  // the one the daemon recorded in the cache directory, if any.
+  // The backing directory the cache stands for, to check that the catalog's files exist (one
+  // that is not a directory is an operational error); empty: the one the daemon recorded in the
+  // cache directory, if any.
   std::filesystem::path backing_dir;
 };
 
