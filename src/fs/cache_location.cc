@@ -102,7 +102,8 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
   // Checked before anything is created: a cache inside the backing tree would be readable and
   // writable through the mount, image and all.
   std::error_code error;
-  const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+  const auto absolute = std::filesystem::absolute(dir, error);
+  const auto canonical = error ? absolute : std::filesystem::weakly_canonical(absolute, error);
   if (!error && is_within(canonical, canonical_backing)) {
     return Status::invalid_argument(fmt::format(
         "cache directory {} is inside the backing directory {}: its image would be readable and writable through "
