@@ -18,7 +18,8 @@ constexpr int kExitUsage = 2;
 
 constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may repeat):
   cache=DIR              cache directory (default: ${XDG_CACHE_HOME:-~/.cache}/flashdir/NAME-HASH,
-                         one per backing directory, created on first use)
+                         root's /var/cache/flashdir/NAME-HASH; one per backing directory, created
+                         on first use; owned by you, nobody else able to write along its path)
   size=SIZE              size of a cache created by this mount (default 1G; K/M/G/T suffixes)
   mode=MODE              writethrough (default) | writeback | writearound
   ram=SIZE               device RAM of the simulated SSD (default: as the cache was made, 64M)

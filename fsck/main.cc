@@ -1,11 +1,15 @@
 // fsck.flashdir: checks a cache directory. Exit codes follow fsck(8).
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "flashdir/cache_lock.h"
 #include "flashdir/check.h"
 #include "flashdir/command_line.h"
 #include "flashdir/progress.h"
 #include "flashdir/size.h"
+#include "flashdir/trusted_dir.h"
 
 namespace {
 
@@ -62,6 +66,14 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
              code);
 }
 
+// An operational error before the checks start.
+int refuse(const std::string& dir, const std::string& why) {
+  flashdir::CheckReport report;
+  report.fatal = why;
+  print_report(dir, report);
+  return report.exit_code();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,6 +94,27 @@ int main(int argc, char** argv) {
                  "one the cache records in its catalog)");
   if (auto stop = flashdir::parse_command_line(app, argc, argv, "fsck.flashdir", kExitUsage)) return *stop;
 
+  // What a repair creates (RocksDB's files among them) is private to the user.
+  ::umask(077);
+  // A repair writes into the cache directory: it must pass the check the daemon and mkfs make. A
+  // read-only check opens every file without following links and reports what it finds.
+  auto trusted = flashdir::open_trusted_dir(dir, repair ? flashdir::TrustPolicy::enforce : flashdir::TrustPolicy::warn,
+                                            flashdir::CreateDirs::none);
+  if (!trusted.is_ok()) {
+    return refuse(dir, repair ? trusted.status().message() + "; fsck -n checks it without changing anything"
+                              : trusted.status().message());
+  }
+  // The daemon's lock: a cache in use is neither repaired nor checked (its files change meanwhile).
+  flashdir::LockRequest request;
+  request.shared = !repair;
+  request.program = "fsck.flashdir";
+  request.state = "repairing";
+  auto lock = flashdir::lock_cache_dir(*trusted, request);
+  if (!lock.is_ok()) return refuse(dir, lock.status().message());
+  if (repair) {
+    if (auto s = flashdir::make_private(*trusted); !s.is_ok()) return refuse(dir, s.message());
+  }
+
   flashdir::CheckOptions options;
   options.repair = repair;
   options.backing_dir = backing;
@@ -90,8 +123,9 @@ int main(int argc, char** argv) {
     if (!bar) bar = std::make_unique<flashdir::ProgressBar>("scanning chip", total, 4096);
     bar->update(done);
   };
-  const flashdir::CheckReport report = flashdir::check_cache_dir(dir, options);
+  flashdir::CheckReport report = flashdir::check_cache_dir(trusted->path, options);
   bar.reset();
+  report.notes.insert(report.notes.begin(), trusted->warnings.begin(), trusted->warnings.end());
   print_report(dir, report);
   return report.exit_code();
 }

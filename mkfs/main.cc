@@ -1,4 +1,6 @@
 // mkfs.flashdir: formats a cache directory (superblock, erased chip image, empty catalog).
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -108,7 +110,9 @@ int main(int argc, char** argv) {
                  "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
                  "(P percent for mapping)")
       ->capture_default_str();
-  app.add_flag("-f,--force", force, "Replace an existing cache in DIR (only flashdir's own files)");
+  app.add_flag("-f,--force", force,
+               "Replace the flashdir cache in DIR (only flashdir's own files); a directory holding anything else is "
+               "refused");
   if (auto stop = flashdir::parse_command_line(app, argc, argv, kTool, kExitRefused)) return *stop;
 
   flashdir::FormatOptions options;
@@ -142,8 +146,11 @@ int main(int argc, char** argv) {
   options.ram_policy = ram_options.policy;
   options.static_mapping_percent = ram_options.static_mapping_percent;
 
-  auto sb = flashdir::format_cache_dir(dir, options);
-  if (!sb.is_ok()) return refuse(sb.status());
-  print_summary(dir, sb.value());
+  // Everything mkfs and RocksDB create is private to the user, whatever the caller's umask.
+  ::umask(077);
+  auto formatted = flashdir::format_cache_dir(dir, options);
+  if (!formatted.is_ok()) return refuse(formatted.status());
+  for (const auto& warning : formatted->warnings) fmt::print(stderr, "{}: {}\n", kTool, warning);
+  print_summary(dir, formatted->superblock);
   return 0;
 }

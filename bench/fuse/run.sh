@@ -84,7 +84,7 @@ cleanup() {
   done
   # The flashdir daemon closes its cache after the unmount; wait for it before removing it.
   local pid
-  pid="$(cat "$work/cache/daemon.lock" 2>/dev/null || true)"
+  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
   [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -rf "$work"
 }

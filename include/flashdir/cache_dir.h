@@ -8,16 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "flashdir/cache_lock.h"
 #include "flashdir/format.h"
 #include "flashdir/ftl/options.h"
 #include "flashdir/geometry.h"
 #include "flashdir/status.h"
+#include "flashdir/trusted_dir.h"
 
 namespace flashdir {
 
 // The directory in a cache where a restart keeps dirty pages it could not prove belong to the
 // file now at their recorded place (doc/cache.md "Restart after a cut").
 inline constexpr const char* kLostFoundDirName = "lost+found";
+// The daemon's log in a cache directory (its stderr once it runs in the background).
+inline constexpr const char* kLogFileName = "daemon.log";
 
 struct CacheDirPaths {
   std::filesystem::path dir;
@@ -46,7 +50,7 @@ struct FormatOptions {
   std::uint64_t ram_budget_bytes = 64ULL << 20;  // device RAM (mapping cache, write buffer)
   format::RamPolicy ram_policy = format::RamPolicy::tree;
   std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
-  bool force = false;  // replace an existing cache (only flashdir's own entries are removed)
+  bool force = false;  // replace an existing cache or a partial one (only flashdir's own entries are removed)
 
   // The chip these options describe, or why they are refused: a bad page, OOB or block size, a
   // size that is not a whole number of blocks or holds fewer than kMinimumCacheBlocks, or
@@ -55,11 +59,26 @@ struct FormatOptions {
   Result<Geometry> checked_geometry() const;
 };
 
-// Formats `dir` (created if its parent exists): catalog, image with a freshly formatted FTL,
-// superblock, written in that order so that a superblock exists only for a complete cache.
-// Refuses, each with a one-line reason: options checked_geometry() refuses, an empty path, an
-// existing cache or a non-empty directory without `force`, and a directory that cannot be written.
-Result<format::Superblock> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);
+// Formats the cache directory `dir`, whose lock the caller holds: catalog, image with a freshly
+// formatted FTL, superblock, written in that order so that a superblock exists only for a
+// complete cache; each 0600 (the catalog directory 0700) whatever the umask. `dir` may hold
+// nothing but the daemon's files and, with `force`, a cache or the part of one an interrupted
+// first start leaves (an image or catalog beside the lock of that start, no superblock): `force`
+// replaces a cache and refuses anything else, a user's own files above all. Refuses, each with a one-line reason: options
+// checked_geometry() refuses, a directory holding anything else, a cache without `force`, and a
+// directory that cannot be written.
+Result<format::Superblock> format_locked_cache_dir(const TrustedDir& dir, const CacheLock& lock,
+                                                   const FormatOptions& options);
+
+struct FormattedCacheDir {
+  format::Superblock superblock;
+  std::vector<std::string> warnings;  // the trust check's (a mode made private)
+};
+
+// mkfs.flashdir's work: opens `dir` as a trusted directory (trusted_dir.h; created if its parent
+// exists), takes its lock (a cache in use is refused) and formats it. A failure leaves nothing
+// behind that it created.
+Result<FormattedCacheDir> format_cache_dir(const std::filesystem::path& dir, const FormatOptions& options);
 
 // The FTL options a cache was formatted with: mapping scheme, GC policy, over-provisioning and
 // its device RAM.

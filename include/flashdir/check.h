@@ -18,8 +18,8 @@ struct CheckOptions {
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
   std::size_t max_listed_pages = 20;  // damaged pages (and other findings) listed one by one before summarising
   // The backing directory the cache stands for, to check that the catalog's files exist (and
-  // that files with dirty pages are still the files they were); empty: the one the catalog
-  // records, if any.
+  // that files with dirty pages are still the files they were; one that is not a directory is an
+  // operational error); empty: the one the catalog records, if any.
   std::filesystem::path backing_dir;
 };
 

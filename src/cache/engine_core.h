@@ -131,8 +131,9 @@ class EngineCore {
   // The catalog record of the file at `path` with `attributes` (nobody has it open through the
   // engine): found by the rule's key, its pages dropped durably first if it changed, or new.
   Result<std::uint64_t> validate(std::string_view path, const BackingAttributes& attributes);
-  // Inode rule, no record of the inode: the record at `path`, if it holds a file whose number
-  // alone changed (a backing that renumbers inodes, seen by contents and owner holding).
+  // Inode rule, no record of the inode that describes this file: the record at `path`, if it
+  // holds a file whose number alone changed (a backing that renumbers inodes, seen by contents
+  // and owner holding) and nobody holds it.
   Result<std::optional<CatalogFile>> renumbered_record(std::string_view path, const BackingAttributes& attributes);
 
   // After the engine changed the backing file: the attributes the next validation expects.

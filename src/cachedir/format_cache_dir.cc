@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -35,57 +36,84 @@ FtlOptions ftl_options(const format::Superblock& sb) {
 
 namespace {
 
-bool holds_cache_entries(const CacheDirPaths& paths) {
+// What a directory holds, sorted for the decision to format it.
+struct Contents {
+  bool superblock = false;  // a cache
+  bool parts = false;       // image or catalog of what an interrupted first start left
+  std::string foreign;      // the first entry of something else
+};
+
+// An image or catalog without a superblock is part of a cache only where a flashdir start has
+// been: it takes the lock before it formats. Without the lock, a catalog/ is somebody's own.
+Result<Contents> contents_of(const TrustedDir& dir, const CacheDirPaths& paths) {
+  Contents contents;
+  const bool started_before = dir.found.count(kLockFileName) != 0;
+  std::string first_part;
   std::error_code ec;
-  return fs::exists(paths.superblock, ec) || fs::exists(paths.image, ec) || fs::exists(paths.catalog, ec);
+  for (const auto& entry : fs::directory_iterator(paths.dir, ec)) {
+    const fs::path& path = entry.path();
+    const std::string name = path.filename().string();
+    if (path == paths.superblock) {
+      contents.superblock = true;
+    } else if (path == paths.image || path == paths.catalog) {
+      contents.parts = true;
+      if (first_part.empty()) first_part = name;
+    } else if (name != kLockFileName && name != kLogFileName && contents.foreign.empty()) {
+      contents.foreign = name;
+    }
+  }
+  if (ec) return Status::io_error(fmt::format("listing {}: {}", paths.dir.string(), ec.message()));
+  if (!contents.superblock && contents.parts && !started_before && contents.foreign.empty()) contents.foreign = first_part;
+  return contents;
 }
 
-// Creates `dir` if needed and makes sure it may be formatted; returns nothing on success.
-Status prepare_directory(const CacheDirPaths& paths, bool force) {
-  std::error_code ec;
-  const fs::path& dir = paths.dir;
-  if (dir.empty()) return Status::invalid_argument("the cache directory path is empty");
-  if (!fs::exists(dir, ec)) {
-    if (!fs::create_directory(dir, ec)) {
-      return Status::io_error(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
-    }
-  } else if (!fs::is_directory(dir, ec)) {
-    return Status::invalid_argument(fmt::format("{} exists and is not a directory", dir.string()));
-  } else if (holds_cache_entries(paths)) {
-    if (!force) {
-      return Status::already_exists(
-          fmt::format("{} already holds a flashdir cache (use --force to replace it)", dir.string()));
-    }
-  } else if (!fs::is_empty(dir, ec) && !force) {
+// Makes sure `dir` may be formatted, and with `force` removes the cache it holds.
+Status prepare_directory(const TrustedDir& dir, const CacheDirPaths& paths, bool force) {
+  auto contents = contents_of(dir, paths);
+  if (!contents.is_ok()) return contents.status();
+  // --force means "replace the cache": a directory holding anything else is somebody's data.
+  if (!contents->superblock && !contents->foreign.empty()) {
+    return Status::already_exists(fmt::format(
+        "{} is neither a flashdir cache nor empty (it holds {}); flashdir formats an empty directory, and --force "
+        "replaces only a flashdir cache",
+        dir.path.string(), contents->foreign));
+  }
+  if (contents->superblock && !force) {
     return Status::already_exists(
-        fmt::format("{} is not empty and holds no flashdir cache (use --force to format it anyway)", dir.string()));
+        fmt::format("{} already holds a flashdir cache (use --force to replace it)", dir.path.string()));
+  }
+  if (contents->parts && !force) {
+    return Status::already_exists(fmt::format(
+        "{} holds part of a flashdir cache without a superblock (use --force to replace it)", dir.path.string()));
   }
 
   // access(2) says yes to root everywhere; creating a file is the only honest test.
-  const fs::path probe = dir / ".mkfs.flashdir-probe";
-  UniqueFd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd.valid()) return errno_status(fmt::format("{} is not writable", dir.string()));
+  const char* probe = ".mkfs.flashdir-probe";
+  UniqueFd fd(::openat(dir.fd.get(), probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd.valid()) return errno_status(fmt::format("{} is not writable", dir.path.string()));
   fd = UniqueFd();
-  fs::remove(probe, ec);
+  ::unlinkat(dir.fd.get(), probe, 0);
 
   if (force) {
     // The superblock goes first: without it the rest is not a cache, whatever happens next.
+    std::error_code ec;
     for (const fs::path& entry : {paths.superblock, paths.image, paths.catalog}) {
       fs::remove_all(entry, ec);
       if (ec) return Status::io_error(fmt::format("cannot remove {}: {}", entry.string(), ec.message()));
     }
-    FLASHDIR_TRY(sync_directory(dir));
+    FLASHDIR_TRY(sync_directory(dir.path));
   }
   return Status::ok();
 }
 
 }  // namespace
 
-Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOptions& options) {
+Result<format::Superblock> format_locked_cache_dir(const TrustedDir& dir, const CacheLock&,
+                                                   const FormatOptions& options) {
   auto geometry = options.checked_geometry();
   if (!geometry.is_ok()) return geometry.status();
-  const CacheDirPaths paths(dir);
-  FLASHDIR_TRY(prepare_directory(paths, options.force));
+  const CacheDirPaths paths(dir.path);
+  FLASHDIR_TRY(prepare_directory(dir, paths, options.force));
 
   format::Superblock sb;
   sb.uuid = format::Uuid::random();
@@ -106,6 +134,9 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
     if (!catalog.is_ok()) return catalog.status();
     FLASHDIR_TRY((*catalog)->put_superblock_copy(sb));
   }
+  // RocksDB makes its directory as the umask lets it.
+  if (::fchmodat(dir.fd.get(), paths.catalog.filename().c_str(), 0700, 0) != 0)
+    return errno_status(fmt::format("making {} private", paths.catalog.string()));
   {
     auto image = create_image_store(paths.image, sb.geometry, sb.uuid);
     if (!image.is_ok()) return image.status();
@@ -116,8 +147,25 @@ Result<format::Superblock> format_cache_dir(const fs::path& dir, const FormatOpt
     FLASHDIR_TRY((*ftl)->close());
   }
   FLASHDIR_TRY(write_superblock_file(paths.superblock, sb));
-  FLASHDIR_TRY(sync_directory(dir));
+  FLASHDIR_TRY(sync_directory(dir.path));
   return sb;
+}
+
+Result<FormattedCacheDir> format_cache_dir(const fs::path& dir, const FormatOptions& options) {
+  auto trusted = open_trusted_dir(dir, TrustPolicy::enforce, CreateDirs::last);
+  if (!trusted.is_ok()) return trusted.status();
+  // The daemon's lock: a cache a daemon serves (or fsck repairs) is not formatted under it.
+  LockRequest request;
+  request.program = "mkfs.flashdir";
+  request.state = "formatting";
+  auto lock = lock_cache_dir(*trusted, request);
+  auto formatted = lock.is_ok() ? format_locked_cache_dir(*trusted, *lock, options) : lock.status();
+  const Status made_private = formatted.is_ok() ? make_private(*trusted) : formatted.status();
+  if (!made_private.is_ok()) {
+    remove_created(*trusted);
+    return made_private;
+  }
+  return FormattedCacheDir{formatted.value(), std::move(trusted->warnings)};
 }
 
 }  // namespace flashdir

@@ -13,7 +13,8 @@ namespace {
 constexpr std::uint64_t slot_offset(int slot) { return static_cast<std::uint64_t>(slot) * format::kSuperblockSlotSize; }
 
 Status write_slots(const std::filesystem::path& path, const format::Superblock& sb, std::initializer_list<int> slots) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  // Never through a link (a cache directory holds none; trusted_dir.h), and private to its owner.
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return errno_status(fmt::format("opening superblock {}", path.string()));
   std::vector<std::uint8_t> bytes(format::kSuperblockSlotSize);
   format::encode_superblock(sb, bytes);
@@ -27,7 +28,7 @@ Status write_slots(const std::filesystem::path& path, const format::Superblock& 
 }  // namespace
 
 Result<SuperblockFile> read_superblock_file(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) return errno_status(fmt::format("opening superblock {}", path.string()));
   std::optional<SuperblockFile> best;
   std::vector<std::string> damaged;

@@ -190,6 +190,12 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
 CheckReport check_cache_dir(const std::filesystem::path& dir, const CheckOptions& options) {
   const CacheDirPaths paths(dir);
   CheckReport report;
+  // A backing directory the caller names must be there: checking against nothing is no check.
+  if (std::error_code ec; !options.backing_dir.empty() && !std::filesystem::is_directory(options.backing_dir, ec)) {
+    report.fatal = fmt::format("the backing directory {} {}", options.backing_dir.string(),
+                               std::filesystem::exists(options.backing_dir, ec) ? "is not a directory" : "does not exist");
+    return report;
+  }
   check_superblock(paths, options, report);
   if (!report.fatal.empty()) return report;
   check_catalog(paths, report);

@@ -1,6 +1,7 @@
 // The hidden control directory MOUNT/.flashdir: `stats` (a table) and `stats.json`. It is
-// found by name only (readdir of the root does not list it), read-only, owned by the daemon's
-// user, and shadows a backing entry of the same name at the root (doc/daemon.md).
+// found by name only (readdir of the root does not list it), read-only, private to the daemon's
+// user (and root) on a mount other users may use, and shadows a backing entry of the same name
+// at the root, which no change through the mount reaches (doc/daemon.md).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -26,11 +27,13 @@ struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   st.st_ino = ino;
   st.st_uid = context.owner_uid;
   st.st_gid = context.owner_gid;
+  // Owner only: the stats name the backing and cache paths and count every user's requests.
+  // default_permissions makes the kernel refuse everyone else but root.
   if (ino == kControlDirIno) {
-    st.st_mode = S_IFDIR | 0555;
+    st.st_mode = S_IFDIR | 0500;
     st.st_nlink = 2;
   } else {
-    st.st_mode = S_IFREG | 0444;
+    st.st_mode = S_IFREG | 0400;
     st.st_nlink = 1;
   }
   return st;
@@ -144,6 +147,13 @@ bool control_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, 
 
 bool control_refuse(fuse_req_t req, fuse_ino_t ino) {
   if (!is_control_ino(ino)) return false;
+  context_of(req).counters.count_error();
+  fuse_reply_err(req, EPERM);
+  return true;
+}
+
+bool control_refuse(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  if (parent != FUSE_ROOT_ID || std::strcmp(name, kControlDirName) != 0) return control_refuse(req, parent);
   context_of(req).counters.count_error();
   fuse_reply_err(req, EPERM);
   return true;

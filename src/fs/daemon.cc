@@ -24,7 +24,6 @@
 namespace flashdir::fs {
 namespace {
 
-constexpr const char* kLogFileName = "daemon.log";
 // O_PATH descriptors the inode table may keep, as a share of RLIMIT_NOFILE: the rest is for
 // open files, directory streams, the cache's own files and libfuse.
 constexpr std::size_t kInodeFdShareDivisor = 2;
@@ -55,13 +54,26 @@ Result<Backing> open_backing(const std::filesystem::path& path) {
   return backing;
 }
 
-Status check_mountpoint(const std::filesystem::path& mountpoint) {
+// The mount point must be a directory outside the backing tree: inside it, the mount would
+// appear within itself, and fusermount3 -u could not take it down again (EBUSY). Returns it
+// canonical.
+Result<std::filesystem::path> check_mountpoint(const std::filesystem::path& mountpoint,
+                                               const std::filesystem::path& canonical_backing) {
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0)
     return Status::invalid_argument(fmt::format("mount point {}: {}", mountpoint.string(), std::strerror(errno)));
   if (!S_ISDIR(st.st_mode))
     return Status::invalid_argument(fmt::format("mount point {} is not a directory", mountpoint.string()));
-  return Status::ok();
+  char resolved[PATH_MAX];
+  if (::realpath(mountpoint.c_str(), resolved) == nullptr)
+    return Status::invalid_argument(fmt::format("mount point {}: {}", mountpoint.string(), std::strerror(errno)));
+  if (is_within(resolved, canonical_backing)) {
+    return Status::invalid_argument(fmt::format(
+        "mount point {} is {}the backing directory {}: the mount would show itself and could not be unmounted; "
+        "mount it outside the backing directory",
+        resolved, canonical_backing == resolved ? "" : "inside ", canonical_backing.string()));
+  }
+  return std::filesystem::path(resolved);
 }
 
 // Raises the soft descriptor limit to the hard one and returns how many O_PATH descriptors
@@ -118,22 +130,19 @@ class Startup {
     report_fd_ = fds[1];
     ::setsid();
   }
+  bool foreground() const { return report_fd_ < 0; }
   // Tells the waiting parent how the start went; after success the child's stdio leaves the
-  // terminal (stderr goes to `log_path`).
-  void report(bool ok, const std::filesystem::path& log_path) {
+  // terminal (stderr goes to `log`).
+  void report(bool ok, UniqueFd log = UniqueFd()) {
     if (report_fd_ < 0) return;
     if (ok) {
-      const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
       if (null >= 0) {
         ::dup2(null, STDIN_FILENO);
         ::dup2(null, STDOUT_FILENO);
         ::close(null);
       }
-      if (log >= 0) {
-        ::dup2(log, STDERR_FILENO);
-        ::close(log);
-      }
+      if (log.valid()) ::dup2(log.get(), STDERR_FILENO);
       if (::chdir("/") != 0) spdlog::warn("chdir /: {}", std::strerror(errno));
     }
     const char status = ok ? 0 : 1;
@@ -141,7 +150,7 @@ class Startup {
     ::close(report_fd_);
     report_fd_ = -1;
   }
-  ~Startup() { report(false, {}); }
+  ~Startup() { report(false); }
 
  private:
   int report_fd_ = -1;
@@ -183,40 +192,33 @@ FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOpti
   return ftl;
 }
 
-}  // namespace
+struct Served {
+  int exit_code = 1;
+  bool mounted = false;  // the mount came up: the cache is kept whatever happens next
+};
 
-int run_mount(const MountRequest& request) {
-  // Checks that need no cache and start no thread come before the fork, so their messages and
-  // exit code reach the caller directly.
-  auto backing = open_backing(request.backing);
-  if (!backing.is_ok()) return refuse(backing.status());
-  if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
-  const auto mountpoint = std::filesystem::absolute(request.mountpoint);
-
-  Startup startup(request.options.foreground);
-  log_fatal_signals();
-  // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
-  if (request.options.debug) spdlog::set_level(spdlog::level::debug);
-
-  auto cache = take_cache(request.options, backing->canonical);
-  if (!cache.is_ok()) return refuse(cache.status());
-
+// Everything from the taken cache to the clean shutdown: the data path, the FUSE session, the
+// loop. The lock's line follows: "serving MOUNTPOINT" once mounted, "closing" once the session
+// has ended, so that a daemon starting meanwhile waits instead of failing.
+Served serve(const MountRequest& request, Backing& backing, const std::filesystem::path& mountpoint,
+             TakenCache& cache, Startup& startup) {
+  Served served;
   MountContext context;
   context.options = request.options;
-  context.backing_root = backing->canonical;
-  context.cache_dir = cache->dir;
+  context.backing_root = backing.canonical;
+  context.cache_dir = cache.dir.path;
   context.owner_uid = ::geteuid();
   context.owner_gid = ::getegid();
-  context.inodes = std::make_unique<InodeTable>(std::move(backing->fd), backing->st, inode_fd_budget());
-  auto backing_store = cache::open_posix_backing_store(backing->canonical);
-  if (!backing_store.is_ok()) return refuse(backing_store.status());
-  auto mounted = cache::MountedCache::open(cache->dir, std::move(backing_store.value()), engine_options(request.options),
-                                           ftl_options_for(cache->superblock, request.options),
+  context.inodes = std::make_unique<InodeTable>(std::move(backing.fd), backing.st, inode_fd_budget());
+  auto backing_store = cache::open_posix_backing_store(backing.canonical);
+  if (!backing_store.is_ok()) return {refuse(backing_store.status())};
+  auto mounted = cache::MountedCache::open(cache.dir.path, std::move(backing_store.value()), engine_options(request.options),
+                                           ftl_options_for(cache.superblock, request.options),
                                            request.options.nand_latency == NandLatencyMode::emulate
                                                ? cache::ChipTiming::real_time
                                                : cache::ChipTiming::simulated);
-  if (!mounted.is_ok()) return refuse(mounted.status().with_context(fmt::format("opening the cache {}", cache->dir.string())));
+  if (!mounted.is_ok())
+    return {refuse(mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string())))};
   const auto restart = mounted.value()->engine().stats().restart;
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
                restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
@@ -234,7 +236,7 @@ int run_mount(const MountRequest& request) {
     for (const std::string& name : restart.saved_files) names += (names.empty() ? "" : ", ") + name;
     spdlog::error("write-back: {} dirty pages of {} files could not be proven to belong to the file now at their "
                   "path and were saved in {}: {}",
-                  restart.saved_dirty_slots, restart.saved_files.size(), (cache->dir / kLostFoundDirName).string(), names);
+                  restart.saved_dirty_slots, restart.saved_files.size(), (cache.dir.path / kLostFoundDirName).string(), names);
   }
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()),
@@ -243,7 +245,16 @@ int run_mount(const MountRequest& request) {
     spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
                  "file system): every known inode keeps a descriptor");
 
-  const std::string options_text = fuse_mount_options(request, backing->canonical);
+  // The log is opened before the mount so that a refusal (a link planted in the cache) still
+  // reaches the terminal.
+  UniqueFd log;
+  if (!startup.foreground()) {
+    auto opened = open_in_dir(cache.dir, kLogFileName, O_WRONLY | O_CREAT | O_APPEND);
+    if (!opened.is_ok()) return {refuse(opened.status())};
+    log = std::move(opened.value());
+  }
+
+  const std::string options_text = fuse_mount_options(request, backing.canonical);
   std::vector<std::string> arguments = {request.program_name, "-o", options_text};
   if (request.options.debug) arguments.emplace_back("-d");
   std::vector<char*> argv;
@@ -253,10 +264,10 @@ int run_mount(const MountRequest& request) {
   const fuse_lowlevel_ops ops = make_operations();
   fuse_session* session = fuse_session_new(&args, &ops, sizeof ops, &context);
   fuse_opt_free_args(&args);  // libfuse copies the vector when it edits it; the session keeps nothing of it
-  if (session == nullptr) return refuse(Status::invalid_argument("libfuse refused the mount options"));
+  if (session == nullptr) return {refuse(Status::invalid_argument("libfuse refused the mount options"))};
   if (fuse_set_signal_handlers(session) != 0) {
     fuse_session_destroy(session);
-    return refuse(Status::io_error("cannot install signal handlers"));
+    return {refuse(Status::io_error("cannot install signal handlers"))};
   }
   // The caller's umask is applied to each new object's mode (creation_mode, or the kernel where
   // FUSE_CAP_DONT_MASK is not granted); the daemon must not apply its own.
@@ -264,11 +275,14 @@ int run_mount(const MountRequest& request) {
   if (fuse_session_mount(session, mountpoint.c_str()) != 0) {
     fuse_remove_signal_handlers(session);
     fuse_session_destroy(session);
-    return refuse(Status::io_error(fmt::format("cannot mount on {}", mountpoint.string())));
+    return {refuse(Status::io_error(fmt::format("cannot mount on {}", mountpoint.string())))};
   }
-  spdlog::info("mounted {} on {} (cache {}, pid {})\n{}", backing->canonical.string(), mountpoint.string(),
-               cache->dir.string(), ::getpid(), describe(request.options));
-  startup.report(true, cache->dir / kLogFileName);
+  served.mounted = true;
+  if (Status s = cache.lock.set_state(fmt::format("{} {}", kStateServing, mountpoint.string())); !s.is_ok())
+    spdlog::warn("{}", s.message());
+  spdlog::info("mounted {} on {} (cache {}, pid {})\n{}", backing.canonical.string(), mountpoint.string(),
+               cache.dir.path.string(), ::getpid(), describe(request.options));
+  startup.report(true, std::move(log));
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
   if (request.options.threads != 0) fuse_loop_cfg_set_max_threads(loop, request.options.threads);
@@ -277,6 +291,7 @@ int run_mount(const MountRequest& request) {
   fuse_loop_cfg_destroy(loop);
 
   fuse_session_unmount(session);
+  if (Status s = cache.lock.set_state(kStateClosing); !s.is_ok()) spdlog::warn("{}", s.message());
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
   // Handles the kernel never released (a stop by signal, a lazy unmount with files open) are
@@ -288,11 +303,39 @@ int run_mount(const MountRequest& request) {
   const Status closed = context.data->close();
   if (!closed.is_ok()) {
     spdlog::error("closing the cache: {}", closed.message());
-    return 1;
+    return served;
   }
   spdlog::info("unmounted {}; cache closed cleanly", mountpoint.string());
   // The loop reports a signal that ended it as a positive number: a requested stop, not a failure.
-  return loop_result >= 0 ? 0 : 1;
+  served.exit_code = loop_result >= 0 ? 0 : 1;
+  return served;
+}
+
+}  // namespace
+
+int run_mount(const MountRequest& request) {
+  // Checks that need no cache and start no thread come before the fork, so their messages and
+  // exit code reach the caller directly.
+  auto backing = open_backing(request.backing);
+  if (!backing.is_ok()) return refuse(backing.status());
+  auto mountpoint = check_mountpoint(request.mountpoint, backing->canonical);
+  if (!mountpoint.is_ok()) return refuse(mountpoint.status());
+
+  Startup startup(request.options.foreground);
+  log_fatal_signals();
+  // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
+  if (request.options.debug) spdlog::set_level(spdlog::level::debug);
+
+  // The cache's files (RocksDB's among them) are private whatever the caller's umask; serve()
+  // sets the umask to 0 for the objects made through the mount.
+  ::umask(077);
+  auto cache = take_cache(request.options, backing->canonical);
+  if (!cache.is_ok()) return refuse(cache.status());
+  const Served served = serve(request, backing.value(), mountpoint.value(), cache.value(), startup);
+  // A mount that never came up leaves nothing behind that it created (the data path is closed).
+  if (!served.mounted) remove_created(cache->dir);
+  return served.exit_code;
 }
 
 }  // namespace flashdir::fs

@@ -66,6 +66,10 @@ bool control_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, 
 // Everything else on a control inode (or creating a name inside the control directory) is
 // refused with EPERM; true if it did so.
 bool control_refuse(fuse_req_t req, fuse_ino_t ino);
+// The same for an operation on `name` in `parent`, which also refuses the control directory's
+// own name at the root: removing, renaming or replacing it would reach the backing entry it
+// shadows.
+bool control_refuse(fuse_req_t req, fuse_ino_t parent, const char* name);
 
 // The attributes of a backing object for the kernel, from fstat of a descriptor, corrected for
 // a file whose data path runs ahead of the backing file (correct_attributes below).

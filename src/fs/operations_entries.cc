@@ -47,7 +47,7 @@ void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_ent
 template <typename Create>
 void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create create) {
   MountContext& context = context_of(req);
-  if (control_refuse(req, parent_ino)) return;
+  if (control_refuse(req, parent_ino, name)) return;
   if (is_dot_or_dotdot(name)) return reply_error(req, EEXIST);
   auto parent_fd = context.inodes->path_fd(inode_of(context, parent_ino));
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
@@ -233,7 +233,7 @@ void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const cha
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
   MountContext& context = context_of(req);
   context.counters.count(Op::link);
-  if (control_refuse(req, ino) || control_refuse(req, new_parent)) return;
+  if (control_refuse(req, ino) || control_refuse(req, new_parent, new_name)) return;
   Inode& inode = inode_of(context, ino);
   auto fd = context.inodes->path_fd(inode);
   if (!fd.is_ok()) return reply_error(req, fd.error());
@@ -265,7 +265,7 @@ std::string child_path(MountContext& context, int dir_fd, const char* name) {
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   MountContext& context = context_of(req);
   context.counters.count(Op::unlink);
-  if (control_refuse(req, parent)) return;
+  if (control_refuse(req, parent, name)) return;
   auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
   if (::unlinkat((*parent_fd)->get(), name, 0) != 0) return reply_error(req, errno);
@@ -276,7 +276,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   MountContext& context = context_of(req);
   context.counters.count(Op::rmdir);
-  if (control_refuse(req, parent)) return;
+  if (control_refuse(req, parent, name)) return;
   auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
   if (::unlinkat((*parent_fd)->get(), name, AT_REMOVEDIR) != 0) return reply_error(req, errno);
@@ -287,7 +287,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
                unsigned int flags) {
   MountContext& context = context_of(req);
   context.counters.count(Op::rename);
-  if (control_refuse(req, parent) || control_refuse(req, new_parent)) return;
+  if (control_refuse(req, parent, name) || control_refuse(req, new_parent, new_name)) return;
   auto from = context.inodes->path_fd(inode_of(context, parent));
   if (!from.is_ok()) return reply_error(req, from.error());
   auto to = context.inodes->path_fd(inode_of(context, new_parent));

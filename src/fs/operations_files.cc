@@ -122,7 +122,7 @@ SysResult<bool> write_back_open_file(Inode& inode) {
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::create);
-  if (control_refuse(req, parent)) return;
+  if (control_refuse(req, parent, name)) return;
   Inode& parent_inode = inode_of(context, parent);
   auto parent_fd = context.inodes->path_fd(parent_inode);
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());

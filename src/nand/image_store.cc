@@ -105,7 +105,9 @@ class ImageStore final : public PageStore {
 };
 
 Result<UniqueFd> open_locked(const std::filesystem::path& path, int flags, ImageAccess access) {
-  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC, 0644));
+  // Never through a link (a cache directory holds none), and private to its owner: the image
+  // holds copies of files the backing directory may protect.
+  UniqueFd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return errno_status(fmt::format("opening image {}", path.string()));
   const int lock = access == ImageAccess::read_write ? LOCK_EX : LOCK_SH;
   if (::flock(fd.get(), lock | LOCK_NB) != 0) {
@@ -178,7 +180,7 @@ Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path&
 }
 
 Result<format::ImageHeader> read_image_header(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) return errno_status(fmt::format("opening image {}", path.string()));
   return read_header(fd.get(), path);
 }

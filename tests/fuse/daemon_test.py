@@ -1,5 +1,7 @@
 """The daemon's life around the operations: options refused before mounting, missing backing,
-a second daemon on one cache, the default cache location, files changed behind the mount,
+mount point or cache inside the backing, a failed start leaving nothing behind, cache
+directories it does not trust, a second daemon on one cache, the default cache location, mkfs on
+a live cache, remounting at once after an unmount, files changed behind the mount,
 the backing directory removed, bounded descriptors, clean unmount by every route, a crash
 reported in the log, kill -9 and remount, the stats subcommand, and mount(8) with -t fuse.flashdir.
 """
@@ -13,6 +15,10 @@ import sys
 import time
 
 import harness
+
+
+NOBODY = 65534
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
 def flashdir(*args, env=None):
@@ -48,9 +54,115 @@ def refusals(check, top):
     check.check(result.returncode == 1 and "Permission denied" in result.stderr, f"unreadable backing refused: {result.stderr.strip()}")
     result = flashdir(backing, f"{top}/no-mountpoint", "-o", f"cache={top}/c2")
     check.check(result.returncode == 1 and "mount point" in result.stderr, "missing mount point refused")
+    inside_backing(check, top)
     check.check(flashdir("--version").stdout.startswith("flashdir "), "--version")
     help_text = flashdir("--help").stdout
     check.check("seq_cutoff_read" in help_text and "nand_latency" in help_text, "--help lists the mount options")
+
+
+def refused_or_stopped(mountpoint, cache):
+    """The outcome of a mount that must be refused; one that came up anyway is taken down."""
+    if harness.is_mounted(mountpoint):
+        pid = harness.daemon_pid(cache)
+        harness.unmount(mountpoint)
+        if pid and not harness.wait_gone(pid):
+            os.kill(pid, signal.SIGKILL)
+        return False
+    return True
+
+
+def inside_backing(check, top):
+    """A mount point inside the backing tree (or the backing directory itself) would show the
+    mount inside itself and could not be unmounted (EBUSY); a cache inside it would be readable
+    and writable through the mount. Both are refused before anything is made."""
+    backing = f"{top}/b"
+    os.mkdir(f"{backing}/sub")
+    for mountpoint, words in ((f"{backing}/sub", "is inside the backing directory"), (backing, "is the backing directory")):
+        result = flashdir(backing, mountpoint, "-o", f"cache={top}/c-inside")
+        refused = refused_or_stopped(mountpoint, f"{top}/c-inside")
+        check.check(result.returncode == 1 and words in result.stderr and refused,
+                    f"mount point {mountpoint} refused: {result.stderr.strip()}")
+    check.check(not os.path.exists(f"{top}/c-inside"), "a refused mount point creates no cache")
+    result = flashdir(backing, f"{top}/m", "-o", f"cache={backing}/sub/cache")
+    refused = refused_or_stopped(f"{top}/m", f"{backing}/sub/cache")
+    check.check(result.returncode == 1 and "is inside the backing directory" in result.stderr and refused
+                and not os.path.exists(f"{backing}/sub/cache"), f"a cache inside the backing refused: {result.stderr.strip()}")
+    shutil.rmtree(f"{backing}/sub")
+
+
+def failed_start_leaves_nothing(check, top):
+    """A size mkfs refuses fails the mount, and the start leaves nothing behind that it made: no
+    directory, no lock file; a directory that was there stays, as it was."""
+    backing, mnt = f"{top}/b", f"{top}/m"
+    os.mkdir(f"{top}/c-was-empty", 0o700)
+    for size in ("1", "99999T"):
+        for cache in (f"{top}/c-new/c", f"{top}/c-was-empty"):
+            result = flashdir(backing, mnt, "-o", f"cache={cache},size={size}")
+            refused = refused_or_stopped(mnt, cache)
+            check.check(result.returncode == 1 and refused, f"size={size} fails: {result.stderr.strip()}")
+        check.check(not os.path.exists(f"{top}/c-new"), f"size={size}: the cache directory it made is gone")
+        check.check(os.listdir(f"{top}/c-was-empty") == [], f"size={size}: the directory that was there is left empty: "
+                    f"{os.listdir(f'{top}/c-was-empty')}")
+    os.rmdir(f"{top}/c-was-empty")
+
+
+def untrusted_caches(check, top):
+    """A cache directory trusts no one: another user's, one others may write, one below a
+    directory another user owns, one holding a link where the daemon writes its log; and a
+    world-writable XDG_CACHE_HOME is no place for a user's default cache."""
+    backing, mnt = f"{top}/b", f"{top}/m"
+    os.mkdir(f"{top}/c-nobody", 0o700)
+    os.chown(f"{top}/c-nobody", NOBODY, NOBODY)
+    os.mkdir(f"{top}/c-open")
+    os.chmod(f"{top}/c-open", 0o777)
+    os.mkdir(f"{top}/nobody-owned")
+    os.chown(f"{top}/nobody-owned", NOBODY, NOBODY)
+    cases = [(f"{top}/c-nobody", "is owned by user 65534, not by user 0"),
+             (f"{top}/c-open", "is writable by group or others (mode 0777)"),
+             (f"{top}/nobody-owned/cache", "nobody-owned is owned by user 65534, who could replace the cache directory")]
+    for cache, why in cases:
+        result = flashdir(backing, mnt, "-o", f"cache={cache}")
+        refused = refused_or_stopped(mnt, cache)
+        check.check(result.returncode == 1 and why in result.stderr and refused, f"{cache} refused: {result.stderr.strip()}")
+    st = os.stat(f"{top}/c-nobody")
+    check.check(st.st_uid == NOBODY and os.listdir(f"{top}/c-nobody") == [], "another user's cache is left as it was")
+    check.check(os.stat(f"{top}/c-open").st_mode & 0o777 == 0o777 and os.listdir(f"{top}/c-open") == [],
+                "a cache others may write is not chmodded and not used")
+    check.check(os.listdir(f"{top}/nobody-owned") == [], "nothing is made below a directory another user owns")
+
+    # A link planted where the daemon appends its log: refused, the file it names untouched.
+    cache = f"{top}/c-planted"
+    with harness.Mount(backing, mnt, cache):
+        pass
+    with open(f"{top}/victim1", "w") as f:
+        f.write("root only\n")
+    os.chmod(f"{top}/victim1", 0o600)
+    os.unlink(f"{cache}/daemon.log")
+    os.symlink(f"{top}/victim1", f"{cache}/daemon.log")
+    result = flashdir(backing, mnt, "-o", f"cache={cache}")
+    refused = refused_or_stopped(mnt, cache)
+    with open(f"{top}/victim1") as f:
+        victim = f.read()
+    check.check(result.returncode == 1 and "daemon.log is a symbolic link" in result.stderr and refused,
+                f"a planted daemon.log link refused: {result.stderr.strip()}")
+    check.check(victim == "root only\n", f"the file the link names is untouched: {victim!r}")
+
+    # XDG_CACHE_HOME open to everyone: another user can prepare the predictable default cache.
+    os.mkdir(f"{top}/xdg-open")
+    os.chmod(f"{top}/xdg-open", 0o777)
+    os.mkdir(f"{top}/xdg-sticky")
+    os.chmod(f"{top}/xdg-sticky", 0o1777)
+    os.mkdir(f"{top}/xdg-sticky/flashdir", 0o755)
+    os.chown(f"{top}/xdg-sticky/flashdir", 4321, 4321)  # prepared by another user
+    for xdg, why in ((f"{top}/xdg-open", "xdg-open is writable by group or others"),
+                     (f"{top}/xdg-sticky", "xdg-sticky/flashdir is owned by user 4321")):
+        result = subprocess.run([*AS_NOBODY, harness.flashdir_binary(), backing, mnt], capture_output=True, text=True,
+                                check=False, env=dict(os.environ, XDG_CACHE_HOME=xdg, HOME=f"{top}/no-home"))
+        refused = refused_or_stopped(mnt, xdg)
+        check.check(result.returncode == 1 and why in result.stderr and refused,
+                    f"nobody's default cache under {xdg} refused: {result.stderr.strip()}")
+    check.check(os.listdir(f"{top}/xdg-open") == [] and os.listdir(f"{top}/xdg-sticky/flashdir") == [],
+                "nothing is made under a world-writable XDG_CACHE_HOME")
 
 
 def second_daemon_and_binding(check, top):
@@ -74,20 +186,34 @@ def second_daemon_and_binding(check, top):
 
 
 def default_cache(check, top):
+    """flashdir B M just works, with a cache per backing directory: root's under
+    /var/cache/flashdir, never under XDG_CACHE_HOME or HOME, which sudo may leave naming a
+    user's directory."""
     backing, mnt = f"{top}/b", f"{top}/m"
-    env = dict(os.environ, XDG_CACHE_HOME=f"{top}/xdg")
+    made_base = not os.path.exists("/var/cache/flashdir")
+    env = dict(os.environ, XDG_CACHE_HOME=f"{top}/xdg", HOME=f"{top}/home")
     result = flashdir(backing, mnt, env=env)
+    cache = ""
     try:
         check.check(result.returncode == 0 and harness.is_mounted(mnt), f"flashdir B M just works: {result.stderr.strip()}")
-        caches = os.listdir(f"{top}/xdg/flashdir") if os.path.isdir(f"{top}/xdg/flashdir") else []
-        check.check(len(caches) == 1 and caches[0].startswith("b-"), f"default cache under XDG_CACHE_HOME: {caches}")
-        if caches:
-            check.check(os.stat(f"{top}/xdg/flashdir/{caches[0]}").st_mode & 0o777 == 0o700, "default cache is 0700")
+        if result.returncode == 0:
+            stats = flashdir("stats", mnt, "--json")
+            cache = json.loads(stats.stdout or "{}").get("mount", {}).get("cache", "")
+        check.check(os.path.dirname(cache) == "/var/cache/flashdir" and os.path.basename(cache).startswith("b-"),
+                    f"root's default cache is under /var/cache/flashdir: {cache!r}")
+        check.check(not os.path.exists(f"{top}/xdg") and not os.path.exists(f"{top}/home"),
+                    "root's default cache ignores XDG_CACHE_HOME and HOME")
+        if cache:
+            check.check(os.stat(cache).st_mode & 0o777 == 0o700, "default cache is 0700")
     finally:
-        pid = harness.daemon_pid(f"{top}/xdg/flashdir/{caches[0]}") if result.returncode == 0 and caches else 0
+        pid = harness.daemon_pid(cache) if cache else 0
         harness.unmount(mnt)
         if pid:
             harness.wait_gone(pid)
+        if cache.startswith("/var/cache/flashdir/b-"):
+            shutil.rmtree(cache, ignore_errors=True)
+        if made_base:
+            shutil.rmtree("/var/cache/flashdir", ignore_errors=True)
 
 
 def changed_behind(check, top):
@@ -450,6 +576,58 @@ def write_back_clean_stop(check, top):
     check.check("cache closed cleanly" in harness.read_log(cache), "write-back: the log says the cache closed cleanly")
 
 
+def mkfs_on_live_cache(check, top):
+    """mkfs.flashdir --force on the cache a daemon serves is refused by the daemon's lock; the
+    mount keeps working, unmounts cleanly, and the cache opens again (a format under the daemon
+    left it unusable for good)."""
+    backing, mnt, cache = f"{top}/b", f"{top}/m", f"{top}/cache-live"
+    payload = os.urandom(256 * 1024)
+    with harness.Mount(backing, mnt, cache) as mount:
+        with open(f"{mnt}/live", "wb") as f:
+            f.write(payload)
+        result = subprocess.run([os.environ["MKFS_FLASHDIR"], cache, "--size", "16M", "--force"], capture_output=True,
+                                text=True, check=False)
+        check.check(result.returncode != 0 and f"in use by another flashdir daemon (pid {mount.pid}" in result.stderr,
+                    f"mkfs --force on a live cache refused: {result.stderr.strip()}")
+        with open(f"{mnt}/live", "rb") as f:
+            check.check(f.read() == payload, "the mount keeps working after the refused mkfs")
+        with open(f"{mnt}/live2", "wb") as f:
+            f.write(payload)
+    check.check("cache closed cleanly" in harness.read_log(cache), "the daemon closed the cache cleanly")
+    with harness.Mount(backing, mnt, cache):
+        with open(f"{mnt}/.flashdir/stats.json") as f:
+            restart = json.load(f)["cache"]
+        check.check(restart["restart_clean_shutdown"] is True, f"the cache opens again, clean: {restart}")
+        with open(f"{mnt}/live2", "rb") as f:
+            check.check(f.read() == payload, "files read back after the remount")
+
+
+def remount_at_once(check, top):
+    """Unmount with fusermount3 -u and mount again at once, several times, with 12 MiB cached:
+    the new daemon waits for the old one to finish closing the cache instead of failing."""
+    backing, mnt, cache = f"{top}/b-remount", f"{top}/m", f"{top}/cache-remount"
+    os.mkdir(backing)
+    pids = []
+    try:
+        for turn in range(4):
+            result = flashdir(backing, mnt, "-o", f"cache={cache},size=64M")
+            check.check(result.returncode == 0 and harness.is_mounted(mnt),
+                        f"turn {turn}: mounting again right after the unmount works: {result.stderr.strip()}")
+            if result.returncode != 0:
+                break
+            pids.append(harness.daemon_pid(cache))
+            with open(f"{mnt}/f{turn}", "wb") as f:
+                f.write(os.urandom(12 << 20))
+            subprocess.run(["fusermount3", "-u", mnt], check=False)
+    finally:
+        harness.unmount(mnt)
+        for pid in pids:
+            if pid and not harness.wait_gone(pid, 60):
+                os.kill(pid, signal.SIGKILL)
+    check.check(harness.read_log(cache).count("cache closed cleanly") == len(pids) == 4,
+                f"each of the {len(pids)} daemons closed the cache cleanly")
+
+
 def stats_command(check, top):
     backing, mnt = f"{top}/b", f"{top}/m"
     with harness.Mount(backing, mnt, f"{top}/cache"):
@@ -567,7 +745,8 @@ def main():
         os.mkdir(f"{top}/m")
         with open(f"{top}/b/hello", "w") as f:
             f.write("hello")
-        for part in (refusals, second_daemon_and_binding, default_cache, changed_behind, backing_removed, bounded_fds,
+        for part in (refusals, failed_start_leaves_nothing, untrusted_caches, second_daemon_and_binding, default_cache,
+                     mkfs_on_live_cache, remount_at_once, changed_behind, backing_removed, bounded_fds,
                      clean_unmounts, crash_report, kill9_and_remount, kill9_after_commit, kill9_write_back, write_back_clean_stop, stats_command, chip_stats_account,
                      chip_stats_emulate, mount_helper, unprivileged_daemon):
             print(f"-- {part.__name__}", flush=True)

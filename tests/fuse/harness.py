@@ -53,9 +53,10 @@ def unmount(path):
 
 
 def daemon_pid(cache_dir):
+    """The pid in the cache's lock line ("PID PROGRAM STATE")."""
     try:
         with open(os.path.join(cache_dir, "daemon.lock")) as f:
-            return int(f.read().strip() or 0)
+            return int((f.read().split() or ["0"])[0])
     except (OSError, ValueError):
         return 0
 

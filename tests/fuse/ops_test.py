@@ -12,6 +12,7 @@ import mmap
 import os
 import stat
 import struct
+import subprocess
 import sys
 
 import harness
@@ -493,6 +494,49 @@ def run_as_nobody(steps, plain, mounted):
     return harness.as_user(lambda: run_steps(steps, plain, mounted)) or []
 
 
+def control_dir_private(check, mountpoint):
+    """On a mount other users may use, .flashdir is the mounting user's and root's: its stats name
+    the backing and cache paths and count everyone's requests."""
+    modes = [oct(stat.S_IMODE(os.stat(f"{mountpoint}/.flashdir{name}").st_mode)) for name in ("", "/stats", "/stats.json")]
+    check.check(modes == ["0o500", "0o400", "0o400"], f".flashdir is 0500, its files 0400: {modes}")
+    steps = [("read stats", lambda r: read_all(f"{r}/.flashdir/stats")),
+             ("read stats.json", lambda r: read_all(f"{r}/.flashdir/stats.json")),
+             ("list .flashdir", lambda r: os.listdir(f"{r}/.flashdir"))]
+    for name, _, got in run_as_nobody(steps, mountpoint, mountpoint):
+        check.check(got == "errno EACCES", f"nobody cannot {name} on an allow_other mount: {got}")
+    result = subprocess.run([harness.flashdir_binary(), "stats", mountpoint, "--json"], capture_output=True, text=True,
+                            check=False)
+    check.check(result.returncode == 0 and json.loads(result.stdout or "{}").get("requests"),
+                f"flashdir stats still works for root: {result.stderr.strip()}")
+
+
+def control_dir_unchangeable(check, backing, mountpoint):
+    """No change through the mount reaches the .flashdir the control directory shadows: rmdir
+    went through to the backing's, and renames to and from it too."""
+    os.mkdir(f"{backing}/.flashdir")
+    os.mkdir(f"{mountpoint}/ctl-dir")
+    write_file(f"{mountpoint}/ctl-file", b"x")
+    m = mountpoint
+    changes = [("rmdir", lambda: os.rmdir(f"{m}/.flashdir")),
+               ("rename it away", lambda: os.rename(f"{m}/.flashdir", f"{m}/ctl-moved")),
+               ("rename a directory over it", lambda: os.rename(f"{m}/ctl-dir", f"{m}/.flashdir")),
+               ("exchange a file with it", lambda: harness.renameat2(f"{m}/ctl-file", f"{m}/.flashdir", RENAME_EXCHANGE)),
+               ("mkdir inside", lambda: os.mkdir(f"{m}/.flashdir/sub")),
+               ("chmod", lambda: os.chmod(f"{m}/.flashdir", 0o777)),
+               ("chown", lambda: os.chown(f"{m}/.flashdir", harness.NOBODY_UID, -1)),
+               ("utime", lambda: os.utime(f"{m}/.flashdir", (1, 1))),
+               ("setxattr", lambda: os.setxattr(f"{m}/.flashdir", "user.flashdir", b"1"))]
+    for name, change in changes:
+        got = outcome(change)
+        check.check(got in ("errno EPERM", "errno EACCES"), f".flashdir refuses: {name} ({got})")
+    # unlink of a directory: the kernel says EISDIR before the daemon is asked.
+    check.check(outcome(lambda: os.unlink(f"{m}/.flashdir")).startswith("errno "), ".flashdir refuses: unlink")
+    check.check(os.path.isdir(f"{backing}/.flashdir") and os.path.isdir(f"{backing}/ctl-dir")
+                and os.path.isfile(f"{backing}/ctl-file") and not os.path.exists(f"{backing}/ctl-moved"),
+                f"the backing's .flashdir and the other names are as they were: {sorted(os.listdir(backing))}")
+    check.check(os.path.isfile(f"{m}/.flashdir/stats"), "the control directory is still there")
+
+
 def mount_only(check, top, plain, backing, mountpoint, mount):
     """The mount's own promises: O_DIRECT with unaligned buffers, fallocate modes the kernel
     refuses, the hidden control directory, capabilities, and no path outside the backing."""
@@ -532,6 +576,8 @@ def mount_only(check, top, plain, backing, mountpoint, mount):
                 "the stats file cannot be opened for writing")
     check.check(outcome(lambda: os.mkdir(f"{mountpoint}/.flashdir/x")) == "errno EPERM",
                 "nothing can be created in .flashdir")
+    control_dir_private(check, mountpoint)
+    control_dir_unchangeable(check, backing, mountpoint)
 
     # The kernel's getxattr(security.capability) before each write is answered from memory.
     before = stats["data"]["capability_xattr_from_memory"]

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 
 #include "flashdir/cache_dir.h"
+#include "flashdir/cache_lock.h"
 #include "flashdir/ftl/ftl.h"
 #include "flashdir/nand/faulty_chip.h"
 #include "support/run_command.h"
@@ -60,6 +62,50 @@ TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
   CHECK(truncated.exit_code == 8);
   CHECK_THAT(truncated.output, Catch::Contains("needs"));
   CHECK_THAT(fsck("''").output, Catch::Contains("the cache directory path is empty"));
+  // A backing directory named on the command line must be there.
+  std::ofstream(tmp / "plain") << "a file";
+  for (const auto& [backing, why] : {std::pair{tmp / "no-backing", "does not exist"}, std::pair{tmp / "plain", "is not a directory"}}) {
+    const auto checked = fsck("-n --backing " + quoted(backing) + " " + quoted(tmp / "a"));
+    INFO(checked.output);
+    CHECK(checked.exit_code == 8);
+    CHECK_THAT(checked.output, Catch::Contains("the backing directory " + backing.string() + " " + why));
+  }
+}
+
+TEST_CASE("fsck repairs only a cache directory it trusts, and reports one it does not", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  const auto repaired = fsck("-y " + quoted(dir));
+  INFO(repaired.output);
+  CHECK(repaired.exit_code == 8);
+  CHECK_THAT(repaired.output, Catch::Contains("is writable by group or others (mode 0777)") &&
+                                  Catch::Contains("fsck -n checks it without changing anything"));
+  const auto checked = fsck("-n " + quoted(dir));
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+  CHECK_THAT(checked.output, Catch::Contains("note: cache directory") && Catch::Contains("is writable by group or others"));
+  CHECK((std::filesystem::status(dir).permissions() & std::filesystem::perms::all) == std::filesystem::perms::all);
+}
+
+TEST_CASE("fsck refuses a cache in use, by the daemon's lock", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  auto trusted = open_trusted_dir(dir, TrustPolicy::enforce, CreateDirs::none);
+  REQUIRE(trusted.is_ok());
+  LockRequest daemon;
+  daemon.program = kDaemonProgram;
+  daemon.state = "starting";
+  auto lock = lock_cache_dir(*trusted, daemon);
+  REQUIRE(lock.is_ok());
+  for (const char* mode : {"-n ", "-y "}) {
+    const auto checked = fsck(mode + quoted(dir));
+    INFO(checked.output);
+    CHECK(checked.exit_code == 8);
+    CHECK_THAT(checked.output, Catch::Contains("is in use by another flashdir daemon (pid " + std::to_string(::getpid())));
+  }
 }
 
 TEST_CASE("fsck refuses an image whose geometry differs from the superblock's", "[tools]") {

@@ -1,9 +1,13 @@
 // mkfs.flashdir, and the command lines of mkfs and fsck, run as the real binaries.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "flashdir/cache_dir.h"
+#include "flashdir/cache_lock.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -97,14 +101,14 @@ TEST_CASE("mkfs refuses an unwritable directory", "[tools]") {
                                                std::filesystem::perms::group_exec |
                                                std::filesystem::perms::others_read |
                                                std::filesystem::perms::others_exec);
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
-                                        std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
-  // Permission bits do not stop root, so as root run mkfs as nobody.
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  // Permission bits do not stop root, so as root run mkfs as nobody, in a directory of nobody's.
   const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "";
+  if (::geteuid() == 0) REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
   const auto result = run_command(as_user + tool_path("MKFS_FLASHDIR") + " " + quoted(dir) + " --size 16M");
   INFO(result.output);
   CHECK(result.exit_code != 0);
-  CHECK_THAT(result.output, Catch::Contains("is not writable") && Catch::Contains("Permission denied"));
+  CHECK_THAT(result.output, Catch::Contains("readonly/daemon.lock: Permission denied"));
 }
 
 TEST_CASE("mkfs keeps an existing cache unless forced", "[tools]") {
@@ -120,14 +124,91 @@ TEST_CASE("mkfs keeps an existing cache unless forced", "[tools]") {
   CHECK(read_superblock_file(CacheDirPaths(tmp / "cache").superblock)->superblock.uuid != first);
 }
 
-TEST_CASE("mkfs refuses a non-empty directory that is not a cache", "[tools]") {
+TEST_CASE("mkfs refuses a non-empty directory that is not a cache, --force too", "[tools]") {
   TempDir tmp;
   std::ofstream(tmp / "precious.txt") << "keep me";
-  const auto result = mkfs(quoted(tmp.path()) + " --size 16M");
-  CHECK(result.exit_code != 0);
-  CHECK_THAT(result.output, Catch::Contains("not empty"));
-  REQUIRE(mkfs(quoted(tmp.path()) + " --size 16M --force").exit_code == 0);
+  // A user's own catalog/ tree looks like part of a cache: --force replaces only a cache.
+  std::filesystem::create_directories(tmp / "mine/catalog/2024");
+  std::ofstream(tmp / "mine/catalog/2024/photos.txt") << "keep me too";
+  for (const auto& [dir, args] : {std::pair{tmp.path(), ""}, std::pair{tmp.path(), " --force"},
+                                  std::pair{tmp / "mine", " --force"}}) {
+    const auto result = mkfs(quoted(dir) + " --size 16M" + args);
+    INFO(result.output);
+    CHECK(result.exit_code != 0);
+    CHECK_THAT(result.output, Catch::Contains("is neither a flashdir cache nor empty") &&
+                                  Catch::Contains("--force replaces only a flashdir cache"));
+    CHECK(std::count(result.output.begin(), result.output.end(), '\n') == 1);
+  }
   CHECK(std::filesystem::exists(tmp / "precious.txt"));
+  CHECK(std::filesystem::exists(tmp / "mine/catalog/2024/photos.txt"));
+  CHECK_FALSE(std::filesystem::exists(tmp / "daemon.lock"));
+  CHECK_FALSE(std::filesystem::exists(tmp / "mine/daemon.lock"));
+  // What an interrupted first mount leaves (the lock, part of a cache, no superblock) is replaced.
+  std::filesystem::create_directories(tmp / "partial/catalog");
+  std::ofstream(tmp / "partial/daemon.lock") << "1";
+  CHECK_THAT(mkfs(quoted(tmp / "partial") + " --size 16M").output, Catch::Contains("holds part of a flashdir cache"));
+  CHECK(mkfs(quoted(tmp / "partial") + " --size 16M --force").exit_code == 0);
+}
+
+TEST_CASE("mkfs leaves everything it makes private at once, whatever the umask", "[tools]") {
+  TempDir tmp;
+  const auto made = run_command("umask 000 && " + tool_path("MKFS_FLASHDIR") + " " + quoted(tmp / "cache") + " --size 16M");
+  INFO(made.output);
+  REQUIRE(made.exit_code == 0);
+  const CacheDirPaths paths(tmp / "cache");
+  const auto mode = [](const std::filesystem::path& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  CHECK(mode(paths.dir) == 0700);
+  CHECK(mode(paths.catalog) == 0700);
+  CHECK(mode(paths.superblock) == 0600);
+  CHECK(mode(paths.image) == 0600);
+  CHECK(mode(paths.dir / kLockFileName) == 0600);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(paths.catalog)) {
+    INFO(entry.path());
+    CHECK((mode(entry.path()) & 077) == 0);
+  }
+}
+
+TEST_CASE("mkfs refuses a cache directory another user could change", "[tools]") {
+  TempDir tmp;
+  std::filesystem::create_directory(tmp / "open");
+  std::filesystem::permissions(tmp / "open", std::filesystem::perms::all);
+  const auto open = mkfs(quoted(tmp / "open") + " --size 16M");
+  CHECK(open.exit_code != 0);
+  CHECK_THAT(open.output, Catch::Contains("is writable by group or others (mode 0777)"));
+  const auto below = mkfs(quoted(tmp / "open/cache") + " --size 16M");
+  CHECK_THAT(below.output, Catch::Contains("who could replace the cache directory"));
+  CHECK(std::filesystem::is_empty(tmp / "open"));
+  if (::geteuid() != 0) return;
+  std::filesystem::create_directory(tmp / "theirs");
+  REQUIRE(::chown((tmp / "theirs").c_str(), 4321, 4321) == 0);
+  const auto theirs = mkfs(quoted(tmp / "theirs") + " --size 16M --force");
+  CHECK(theirs.exit_code != 0);
+  CHECK_THAT(theirs.output, Catch::Contains("is owned by user 4321"));
+  CHECK(std::filesystem::is_empty(tmp / "theirs"));
+}
+
+TEST_CASE("mkfs --force refuses a cache in use, by the daemon's lock", "[tools]") {
+  TempDir tmp;
+  const auto dir = tmp / "cache";
+  REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
+  const auto uuid = read_superblock_file(CacheDirPaths(dir).superblock)->superblock.uuid;
+  auto trusted = open_trusted_dir(dir, TrustPolicy::enforce, CreateDirs::none);
+  REQUIRE(trusted.is_ok());
+  LockRequest daemon;
+  daemon.program = kDaemonProgram;
+  daemon.state = "serving /mnt/fast";
+  auto lock = lock_cache_dir(*trusted, daemon);
+  REQUIRE(lock.is_ok());
+  const auto refused = mkfs(quoted(dir) + " --size 16M --force");
+  INFO(refused.output);
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("is in use by another flashdir daemon (pid " + std::to_string(::getpid()) +
+                                             ", serving /mnt/fast); unmount it first"));
+  CHECK(read_superblock_file(CacheDirPaths(dir).superblock)->superblock.uuid == uuid);
 }
 
 TEST_CASE("mkfs and fsck explain their options", "[tools]") {
