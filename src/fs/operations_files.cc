@@ -20,18 +20,19 @@ OpenFile& open_file(fuse_file_info* fi) { return OpenHandles<OpenFile>::of(fi->f
 
 // Flags for the backing open. O_DIRECT is not passed on: the daemon's buffers are not
 // aligned for it, the backing file system may not support it, and what the caller asked for
-// (no kernel page cache on the mount) is given by direct_io on the FUSE handle. O_CREAT and
-// O_EXCL were handled by create; O_NOFOLLOW is added: the daemon never follows a symlink.
+// (no kernel page cache on the mount) the kernel gives by itself (set_handle_flags). O_CREAT
+// and O_EXCL were handled by create; O_NOFOLLOW is added: the daemon never follows a symlink.
 int backing_flags(int flags) {
   return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
 }
 
 // The FUSE handle flags for an open file: close-to-open (the kernel drops its cached pages of
-// the file at each open) and O_DIRECT as direct_io.
-void set_handle_flags(fuse_file_info* fi) {
-  fi->keep_cache = 0;
-  fi->direct_io = (fi->flags & O_DIRECT) != 0 ? 1 : 0;
-}
+// the file at each open). An O_DIRECT open gets no direct_io: the kernel's own O_DIRECT path
+// (fuse_direct_IO) already sends that descriptor's reads and writes to the daemon whatever
+// their alignment, writes back the page cache's dirty pages of a range before reading it and
+// drops them after writing it, and leaves mmap alone, where a direct_io handle refuses a
+// shared map (ENODEV: libfuse 3.14 cannot allow one).
+void set_handle_flags(fuse_file_info* fi) { fi->keep_cache = 0; }
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
 // through it.
