@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,7 +90,20 @@ std::string fuse_mount_options(const MountRequest& request, const std::filesyste
   std::string text = fmt::format("default_permissions,subtype=flashdir,fsname={}", fsname);
   if (request.options.allow_other) text += ",allow_other";
   for (const auto& flag : request.options.kernel_flags) text += "," + flag;
+  if (atime_mode(request.options) == AtimeMode::noatime) text += ",noatime";
   return text;
+}
+
+// strictatime, which libfuse 3.14 cannot hand to mount(2), set on the mount once it is up: the
+// mount's atime flags alone change, as with a bind remount. It needs CAP_SYS_ADMIN (run_mount
+// refuses it to a daemon not run as root, whose mount fusermount3 makes).
+Status set_strictatime(const std::filesystem::path& mountpoint) {
+  mount_attr attributes{};
+  attributes.attr_set = MOUNT_ATTR_STRICTATIME;
+  attributes.attr_clr = MOUNT_ATTR__ATIME;
+  if (::mount_setattr(AT_FDCWD, mountpoint.c_str(), 0, &attributes, sizeof attributes) != 0)
+    return Status::io_error(fmt::format("option 'strictatime': cannot set it on {}: {}", mountpoint.string(), std::strerror(errno)));
+  return Status::ok();
 }
 
 // Background start: the parent waits until the child reports the mount up (or why not) on a
@@ -189,6 +203,10 @@ int run_mount(const MountRequest& request) {
   auto backing = open_backing(request.backing);
   if (!backing.is_ok()) return refuse(backing.status());
   if (auto s = check_mountpoint(request.mountpoint); !s.is_ok()) return refuse(s);
+  if (atime_mode(request.options) == AtimeMode::strictatime && ::geteuid() != 0) {
+    return refuse(Status::invalid_argument("option 'strictatime' needs a daemon run as root: libfuse 3.14 cannot hand "
+                                           "it to fusermount3, and only root may set it on the mount afterwards"));
+  }
   const auto mountpoint = std::filesystem::absolute(request.mountpoint);
 
   Startup startup(request.options.foreground);
@@ -255,6 +273,14 @@ int run_mount(const MountRequest& request) {
     fuse_remove_signal_handlers(session);
     fuse_session_destroy(session);
     return refuse(Status::io_error(fmt::format("cannot mount on {}", mountpoint.string())));
+  }
+  if (atime_mode(request.options) == AtimeMode::strictatime) {
+    if (Status s = set_strictatime(mountpoint); !s.is_ok()) {
+      fuse_session_unmount(session);
+      fuse_remove_signal_handlers(session);
+      fuse_session_destroy(session);
+      return refuse(s);
+    }
   }
   spdlog::info("mounted {} on {} (cache {}, pid {})\n{}", backing->canonical.string(), mountpoint.string(),
                cache->dir.string(), ::getpid(), describe(request.options));

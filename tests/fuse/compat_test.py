@@ -6,11 +6,16 @@ each write mode on the mount and on a plain directory beside the backing one:
   (also past a write-back file's backing end), and unaligned O_DIRECT reads and writes (which
   the mount serves and ext4 refuses: checked against a model there). An O_DIRECT O_APPEND
   write larger than one FUSE request keeps its order.
+- atime mount options (libfuse 3.14 refused relatime, norelatime, strictatime, lazytime and
+  nolazytime): each mounts, and /proc/self/mountinfo shows the atime flag mount(8) would give
+  (each word sets or clears its own flag; strictatime wins over noatime, relatime otherwise).
+  strictatime needs a daemon run as root and says so.
 
 Every daemon is stopped and every mount undone in every outcome.
 """
 import mmap
 import os
+import subprocess
 import sys
 
 import harness
@@ -103,6 +108,47 @@ def unaligned_direct(check, mnt, mode):
         os.close(fd)
 
 
+# -o words and the atime flag mountinfo shows for them, as mount(8) gives them on tmpfs ("" is
+# strictatime: neither relatime nor noatime).
+ATIME_OPTIONS = (("atime", "relatime"), ("noatime", "noatime"), ("relatime", "relatime"), ("norelatime", "relatime"),
+                 ("strictatime", ""), ("lazytime", "relatime"), ("nolazytime", "relatime"),
+                 ("noatime,relatime", "noatime"), ("strictatime,noatime", ""))
+
+
+def atime_flag(mountpoint):
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == os.path.realpath(mountpoint):
+                return next((word for word in fields[5].split(",") if word in ("relatime", "noatime")), "")
+    return None
+
+
+def atime_options(check, top, mode):
+    backing, mnt = f"{top}/backing-{mode}", f"{top}/mnt-{mode}"
+    for words, flag in ATIME_OPTIONS:
+        try:
+            with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode},{words}"):
+                check.check(atime_flag(mnt) == flag, f"{mode}, -o {words}: mountinfo shows {atime_flag(mnt)!r}, mount(8) gives {flag!r}")
+        except RuntimeError as e:
+            check.check(False, f"{mode}, -o {words}: {e}")
+
+
+def strictatime_needs_root(check, top):
+    home = f"{top}/nobody"
+    os.makedirs(f"{home}/b")
+    os.mkdir(f"{home}/m")
+    for path in (home, f"{home}/b", f"{home}/m"):
+        os.chown(path, 65534, 65534)
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", harness.flashdir_binary(),
+                             f"{home}/b", f"{home}/m", "-o", f"cache={home}/cache,size=64M,strictatime"],
+                            capture_output=True, text=True, check=False, env=dict(os.environ, HOME=home))
+    check.check(result.returncode != 0 and "'strictatime' needs a daemon run as root" in result.stderr,
+                f"strictatime refused to a daemon not run as root: rc {result.returncode}, {result.stderr.strip()}")
+    check.check(not harness.is_mounted(f"{home}/m") and not os.path.exists(f"{home}/cache"),
+                "the refused strictatime mount left no mount and no cache")
+
+
 def contents(path):
     try:
         with open(path, "rb") as f:
@@ -134,7 +180,9 @@ def main():
         for mode in MODES:
             print(f"-- {mode}", flush=True)
             run_mode(check, top, mode)
+            atime_options(check, top, mode)
             check.check(not harness.is_mounted(f"{top}/mnt-{mode}"), f"{mode}: unmounted")
+        strictatime_needs_root(check, top)
     return check.finish()
 
 
