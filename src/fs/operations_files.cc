@@ -81,6 +81,19 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd f
   }
 }
 
+// A caller's read moves the file's access time as a read of the backing file itself would. The
+// cache reads the backing file O_NOATIME (its misses, read-ahead and write-back fills are not the
+// caller's reads) and a hit reads no backing file at all, so the first read of each open reads
+// one byte through the caller's own backing descriptor, which carries the caller's O_NOATIME;
+// the backing file system applies its relatime or strictatime rule to it. A noatime mount
+// skips it; an open that bypasses the cache reads that descriptor anyway.
+void note_access(const MountContext& context, OpenFile& file) {
+  if (file.bypasses_cache() || atime_mode(context.options) == AtimeMode::noatime || !file.first_read()) return;
+  std::uint8_t byte = 0;
+  // What it returns does not matter: the caller's read is served, the access time is a side effect.
+  [[maybe_unused]] const ssize_t n = ::pread(file.backing_fd(), &byte, 1, 0);
+}
+
 std::int64_t realtime_ns() {
   timespec now {};
   ::clock_gettime(CLOCK_REALTIME, &now);
@@ -170,10 +183,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   // One buffer per worker thread, grown to the largest read seen (the kernel's max_read).
   thread_local std::vector<std::uint8_t> buffer;
   if (buffer.size() < size) buffer.resize(size);
+  OpenFile& file = open_file(fi);
   std::shared_lock reading(inode_of(context, ino).data_lock());
-  auto n = open_file(fi).read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
+  auto n = file.read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
   reading.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
+  note_access(context, file);
   context.counters.add_read_bytes(*n);
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
 }

@@ -6,9 +6,15 @@ each write mode on the mount and on a plain directory beside the backing one:
   (also past a write-back file's backing end), and unaligned O_DIRECT reads and writes (which
   the mount serves and ext4 refuses: checked against a model there). An O_DIRECT O_APPEND
   write larger than one FUSE request keeps its order.
+- access times (xfstests generic/120): on a backing directory that updates them (relatime,
+  with an access time older than the modification), appends and partial writes leave the
+  access time alone and reads change it, as on the plain directory; also a read the cache
+  answers without the backing file, and none with O_NOATIME. (The cache's own reads of the
+  backing file, a write-back write's partial pages among them, changed it.)
 - atime mount options (libfuse 3.14 refused relatime, norelatime, strictatime, lazytime and
   nolazytime): each mounts, and /proc/self/mountinfo shows the atime flag mount(8) would give
-  (each word sets or clears its own flag; strictatime wins over noatime, relatime otherwise).
+  (each word sets or clears its own flag; strictatime wins over noatime, relatime otherwise),
+  and reads through the mount change the access time unless it is noatime; appends never do.
   strictatime needs a daemon run as root and says so.
 
 Every daemon is stopped and every mount undone in every outcome.
@@ -108,6 +114,77 @@ def unaligned_direct(check, mnt, mode):
         os.close(fd)
 
 
+OLD_NS = 1_000_000_000 * 10**9  # 2001: older than any modification the steps make
+
+
+def aged(path):
+    """`path` holding 10,000 bytes, accessed long ago and modified after: the next read of it
+    moves its access time under relatime."""
+    with open(path, "wb") as f:
+        f.write(pattern("aged ", 10000))
+    os.utime(path, ns=(OLD_NS, OLD_NS + 5 * 10**9))
+
+
+def accessed(path):
+    return os.stat(path).st_atime_ns != OLD_NS
+
+
+def append_to(path):
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"appended")  # within the last page: write-back fills the rest of it
+    finally:
+        os.close(fd)
+
+
+def atime_steps(root, age):
+    """Whether each step moved the access time of its file under `root`; `age(name)` makes
+    the file (behind the mount, for a mount)."""
+    seen = []
+    age("append")
+    append_to(f"{root}/append")
+    seen.append(("append", accessed(f"{root}/append")))
+    age("partial")
+    fd = os.open(f"{root}/partial", os.O_RDWR)
+    try:
+        os.pwrite(fd, b"partial", 5000)
+    finally:
+        os.close(fd)
+    seen.append(("write of part of a page", accessed(f"{root}/partial")))
+    for name, flags in (("read", os.O_RDONLY), ("noatime", os.O_RDONLY | os.O_NOATIME)):
+        age(name)
+        fd = os.open(f"{root}/{name}", flags)
+        try:
+            os.read(fd, 1)
+        finally:
+            os.close(fd)
+        seen.append((f"read of one byte, flags {flags:#o}", accessed(f"{root}/{name}")))
+    # A read the cache answers: the file stays open (so it is not validated again), its pages
+    # cached, while its times are set back.
+    age("hit")
+    keep = os.open(f"{root}/hit", os.O_RDONLY)
+    try:
+        os.read(keep, 10000)
+        age("hit")
+        fd = os.open(f"{root}/hit", os.O_RDONLY)
+        try:
+            os.read(fd, 1)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(keep)
+    seen.append(("read of a cached page", accessed(f"{root}/hit")))
+    return seen
+
+
+def atime_reads(check, plain, backing, mnt, mode):
+    want = atime_steps(plain, lambda name: aged(f"{plain}/{name}"))
+    got = atime_steps(mnt, lambda name: aged(f"{backing}/{name}"))
+    for (step, expected), (_, actual) in zip(want, got):
+        check.check(expected == actual, f"{mode}: {step}: access time moved on a plain directory: {expected}, "
+                                        f"through the mount: {actual}")
+
+
 # -o words and the atime flag mountinfo shows for them, as mount(8) gives them on tmpfs ("" is
 # strictatime: neither relatime nor noatime).
 ATIME_OPTIONS = (("atime", "relatime"), ("noatime", "noatime"), ("relatime", "relatime"), ("norelatime", "relatime"),
@@ -127,9 +204,17 @@ def atime_flag(mountpoint):
 def atime_options(check, top, mode):
     backing, mnt = f"{top}/backing-{mode}", f"{top}/mnt-{mode}"
     for words, flag in ATIME_OPTIONS:
+        aged(f"{backing}/opt-read")
+        aged(f"{backing}/opt-append")
         try:
             with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode},{words}"):
                 check.check(atime_flag(mnt) == flag, f"{mode}, -o {words}: mountinfo shows {atime_flag(mnt)!r}, mount(8) gives {flag!r}")
+                with open(f"{mnt}/opt-read", "rb") as f:
+                    f.read(1)
+                check.check(accessed(f"{mnt}/opt-read") == (flag != "noatime"),
+                            f"{mode}, -o {words}: a read moved the access time: {accessed(f'{mnt}/opt-read')}")
+                append_to(f"{mnt}/opt-append")
+                check.check(not accessed(f"{mnt}/opt-append"), f"{mode}, -o {words}: an append moved the access time")
         except RuntimeError as e:
             check.check(False, f"{mode}, -o {words}: {e}")
 
@@ -165,6 +250,7 @@ def run_mode(check, top, mode):
     with harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}"):
         got = direct_io(mnt)
         unaligned_direct(check, mnt, mode)
+        atime_reads(check, plain, backing, mnt, mode)
     for index, (expected, actual) in enumerate(zip(want, got)):
         check.check(expected == actual, f"{mode}: step {index}: a plain directory gives {expected!r}, the mount {actual!r}")
     check.check(len(want) == len(got), f"{mode}: the mount stopped after {len(got)} of {len(want)} steps")
