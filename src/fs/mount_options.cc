@@ -158,15 +158,15 @@ const char* metadata_scheme_name(MetadataSchemeChoice scheme) {
     if (e == scheme) return name.data();
   return "?";
 }
-AtimeMode atime_mode(const MountOptions& options) {
-  if (options.strictatime) return AtimeMode::strictatime;
-  return options.noatime ? AtimeMode::noatime : AtimeMode::relatime;
-}
-
 const char* nand_latency_mode_name(NandLatencyMode mode) {
   for (const auto& [name, e] : kLatencyModes)
     if (e == mode) return name.data();
   return "?";
+}
+
+AtimeMode atime_mode(const MountOptions& options) {
+  if (options.strictatime) return AtimeMode::strictatime;
+  return options.noatime ? AtimeMode::noatime : AtimeMode::relatime;
 }
 
 Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_lists) {
@@ -203,7 +203,7 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");
-  constexpr std::array<const char*, 3> kAtimeNames = {"relatime", "noatime", "strictatime"};
+  constexpr std::array<const char*, 3> kAtimeNames = {"relatime", "noatime", "strictatime"};  // AtimeMode's order
   text += fmt::format("  atime             {}\n", kAtimeNames[static_cast<std::size_t>(atime_mode(o))]);
   return text;
 }
