@@ -285,6 +285,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
     copied += *written;
     if (*written < *n) break;
   }
+  note_access(context, open_file(fi_in));  // the source was read, as copy_file_range(2) reads it
   if (copied != 0 && open_file(fi_out).defers_writes()) inode_of(context, ino_out).note_deferred_write(realtime_ns());
   context.counters.add_read_bytes(copied);
   context.counters.add_written_bytes(copied);

@@ -8,8 +8,8 @@ each write mode on the mount and on a plain directory beside the backing one:
   write larger than one FUSE request keeps its order.
 - access times (xfstests generic/120): on a backing directory that updates them (relatime,
   with an access time older than the modification), appends and partial writes leave the
-  access time alone and reads change it, as on the plain directory; also a read the cache
-  answers without the backing file, and none with O_NOATIME. (The cache's own reads of the
+  access time alone and reads change it, as on the plain directory (copy_file_range's too);
+  also a read the cache answers without the backing file, and none with O_NOATIME. (The cache's own reads of the
   backing file, a write-back write's partial pages among them, changed it.)
 - atime mount options (libfuse 3.14 refused relatime, norelatime, strictatime, lazytime and
   nolazytime): each mounts, and /proc/self/mountinfo shows the atime flag mount(8) would give
@@ -159,6 +159,15 @@ def atime_steps(root, age):
         finally:
             os.close(fd)
         seen.append((f"read of one byte, flags {flags:#o}", accessed(f"{root}/{name}")))
+    age("copied")
+    source = os.open(f"{root}/copied", os.O_RDONLY)
+    target = os.open(f"{root}/copy", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.copy_file_range(source, target, 10000)
+    finally:
+        os.close(source)
+        os.close(target)
+    seen.append(("copy_file_range from it", accessed(f"{root}/copied")))
     # A read the cache answers: the file stays open (so it is not validated again), its pages
     # cached, while its times are set back.
     age("hit")
