@@ -33,7 +33,9 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   allow_other            let other users use the mount (root, or user_allow_other in /etc/fuse.conf)
   foreground             stay in the foreground (log to stderr)
   debug                  log every request (implies foreground)
-  rw, ro, nosuid, nodev, noexec, noatime, ...   generic mount flags, handed to the kernel
+  rw, ro, nosuid, nodev, noexec, sync, ...      generic mount flags, handed to the kernel
+  noatime, atime, relatime, norelatime, strictatime (root only), lazytime, nolazytime
+                         atime flags as with mount(8) (default relatime; lazytime: no effect)
 )";
 
 int print_stats(const std::string& mount, bool json) {

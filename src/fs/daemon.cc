@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,7 +102,20 @@ std::string fuse_mount_options(const MountRequest& request, const std::filesyste
   std::string text = fmt::format("default_permissions,subtype=flashdir,fsname={}", fsname);
   if (request.options.allow_other) text += ",allow_other";
   for (const auto& flag : request.options.kernel_flags) text += "," + flag;
+  if (atime_mode(request.options) == AtimeMode::noatime) text += ",noatime";
   return text;
+}
+
+// strictatime, which libfuse 3.14 cannot hand to mount(2), set on the mount once it is up: the
+// mount's atime flags alone change, as with a bind remount. It needs CAP_SYS_ADMIN (run_mount
+// refuses it to a daemon not run as root, whose mount fusermount3 makes).
+Status set_strictatime(const std::filesystem::path& mountpoint) {
+  mount_attr attributes{};
+  attributes.attr_set = MOUNT_ATTR_STRICTATIME;
+  attributes.attr_clr = MOUNT_ATTR__ATIME;
+  if (::mount_setattr(AT_FDCWD, mountpoint.c_str(), 0, &attributes, sizeof attributes) != 0)
+    return Status::io_error(fmt::format("option 'strictatime': cannot set it on {}: {}", mountpoint.string(), std::strerror(errno)));
+  return Status::ok();
 }
 
 // Background start: the parent waits until the child reports the mount up (or why not) on a
@@ -277,6 +291,14 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
     fuse_session_destroy(session);
     return {refuse(Status::io_error(fmt::format("cannot mount on {}", mountpoint.string())))};
   }
+  if (atime_mode(request.options) == AtimeMode::strictatime) {
+    if (Status s = set_strictatime(mountpoint); !s.is_ok()) {
+      fuse_session_unmount(session);
+      fuse_remove_signal_handlers(session);
+      fuse_session_destroy(session);
+      return {refuse(s)};
+    }
+  }
   served.mounted = true;
   if (Status s = cache.lock.set_state(fmt::format("{} {}", kStateServing, mountpoint.string())); !s.is_ok())
     spdlog::warn("{}", s.message());
@@ -320,6 +342,10 @@ int run_mount(const MountRequest& request) {
   if (!backing.is_ok()) return refuse(backing.status());
   auto mountpoint = check_mountpoint(request.mountpoint, backing->canonical);
   if (!mountpoint.is_ok()) return refuse(mountpoint.status());
+  if (atime_mode(request.options) == AtimeMode::strictatime && ::geteuid() != 0) {
+    return refuse(Status::invalid_argument("option 'strictatime' needs a daemon run as root: libfuse 3.14 cannot hand "
+                                           "it to fusermount3, and only root may set it on the mount afterwards"));
+  }
 
   Startup startup(request.options.foreground);
   log_fatal_signals();

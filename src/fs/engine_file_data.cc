@@ -123,20 +123,28 @@ class EngineOpenFile final : public OpenFile {
 // never O_APPEND, since Linux's pwrite on an O_APPEND description appends whatever the offset
 // and the engine writes pages at their places (write-back, appends placed at the engine's
 // size); and read-write for a caller that opened write-only where the daemon may, since a
-// write-back write of part of a page reads the rest of it. O_SYNC, O_DSYNC and O_NOATIME carry
-// over. The kernel still checks every read and write
-// against the caller's own open mode.
+// write-back write of part of a page reads the rest of it. O_SYNC and O_DSYNC carry over.
+// O_NOATIME wherever the daemon may (EPERM otherwise: not the file's owner, no CAP_FOWNER):
+// what the engine reads (misses, read-ahead, the rest of a page a write-back write covers in
+// part) is the cache's reading, and a caller's reads mark the access time themselves
+// (operations_files.cc). The kernel still checks every read and write against the caller's
+// own open mode.
 SysResult<UniqueFd> engine_descriptor(int caller_fd, int open_flags) {
   const int flags = ::fcntl(caller_fd, F_GETFL);
   if (flags < 0) return last_errno();
   const std::string path = "/proc/self/fd/" + std::to_string(caller_fd);
-  const int kept = (flags & (O_SYNC | O_DSYNC | O_NOATIME)) | O_CLOEXEC;
+  const int kept = (flags & (O_SYNC | O_DSYNC)) | O_CLOEXEC;
   const int access = flags & O_ACCMODE;
   // O_RDONLY | O_TRUNC truncates on Linux (the caller may write the file, or the open failed):
   // the engine must be able to truncate too.
   const bool read_only = access == O_RDONLY && (open_flags & O_TRUNC) == 0;
-  UniqueFd fd(::open(path.c_str(), kept | (read_only ? O_RDONLY : O_RDWR)));
-  if (!fd.valid() && access == O_WRONLY) fd = UniqueFd(::open(path.c_str(), kept | O_WRONLY));
+  auto reopen = [&](int mode) {
+    UniqueFd fd(::open(path.c_str(), kept | mode | O_NOATIME));
+    if (!fd.valid() && errno == EPERM) fd = UniqueFd(::open(path.c_str(), kept | mode));
+    return fd;
+  };
+  UniqueFd fd = reopen(read_only ? O_RDONLY : O_RDWR);
+  if (!fd.valid() && access == O_WRONLY) fd = reopen(O_WRONLY);
   if (!fd.valid()) return last_errno();
   return fd;
 }

@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,6 +65,13 @@ class OpenFile {
   virtual SysResult<bool> write_back_keeping_error() { return true; }
   virtual SysResult<bool> prepare_pass_through() { return true; }
   virtual void pass_through() {}
+
+  // True at the first call only: a caller's first read of each open marks the backing file's
+  // access time (operations_files.cc).
+  bool first_read() { return !read_.exchange(true, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> read_{false};
 };
 
 struct OpenRequest {

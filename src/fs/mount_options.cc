@@ -12,9 +12,12 @@ namespace {
 
 // Flags that libfuse's mount code understands and the mount(8) helper passes on; everything
 // else that is not a flashdir option is refused, so that a typo cannot mount silently.
-constexpr std::array<std::string_view, 18> kKernelFlags = {
-    "rw",    "ro",       "suid",       "nosuid", "dev",   "nodev",  "exec",    "noexec",  "atime",
-    "noatime", "relatime", "norelatime", "strictatime", "sync", "async", "dirsync", "lazytime", "nolazytime"};
+constexpr std::array<std::string_view, 11> kKernelFlags = {"rw",     "ro",     "suid", "nosuid", "dev",    "nodev",
+                                                           "exec",   "noexec", "sync", "async",  "dirsync"};
+// Accepted and without effect: they say when the kernel writes timestamps it changed in memory
+// to its disk, and a FUSE mount without a kernel writeback cache writes none (the backing file
+// system keeps them, with its own lazytime). libfuse 3.14 refuses them.
+constexpr std::array<std::string_view, 2> kNoEffect = {"lazytime", "nolazytime"};
 // Options that only mean something to mount(8) and fstab; mount.fuse3 drops most of them, and
 // a line that still carries one must not fail.
 constexpr std::array<std::string_view, 7> kFstabOnly = {"auto", "noauto", "user", "nouser", "users", "_netdev",
@@ -24,6 +27,20 @@ bool one_of(std::string_view name, auto const& list) {
   for (std::string_view candidate : list)
     if (candidate == name) return true;
   return false;
+}
+
+// The atime words as mount(8) reads them: each sets or clears one flag, whatever came before.
+// relatime and norelatime set none: the kernel reads no relatime flag and mounts relatime
+// unless noatime or strictatime is set (so noatime,relatime is noatime, as with mount(8)).
+bool apply_atime_word(MountOptions& options, std::string_view name) {
+  if (name == "noatime" || name == "atime") {
+    options.noatime = name == "noatime";
+  } else if (name == "strictatime" || name == "nostrictatime") {
+    options.strictatime = name == "strictatime";
+  } else if (name != "relatime" && name != "norelatime") {
+    return false;
+  }
+  return true;
 }
 
 Status bad(std::string_view option, std::string_view why) {
@@ -92,10 +109,11 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "foreground") return flag(options.foreground);
   if (name == "debug") return flag(options.debug);
   if (name == "clone_fd") return flag(options.clone_fd);
-  if (!has_value && (one_of(name, kKernelFlags) || one_of(name, kFstabOnly))) {
+  if (!has_value && (one_of(name, kKernelFlags) || one_of(name, kFstabOnly) || one_of(name, kNoEffect))) {
     if (one_of(name, kKernelFlags)) options.kernel_flags.emplace_back(name);
     return Status::ok();
   }
+  if (!has_value && apply_atime_word(options, name)) return Status::ok();
   if (name == "default_permissions") return Status::ok();  // always on; accepted for fstab lines
 
   if (one_of(name, kValuedOptions)) FLASHDIR_TRY(needs_value());
@@ -156,6 +174,11 @@ const char* identity_choice_name(IdentityChoice choice) {
   return "?";
 }
 
+AtimeMode atime_mode(const MountOptions& options) {
+  if (options.strictatime) return AtimeMode::strictatime;
+  return options.noatime ? AtimeMode::noatime : AtimeMode::relatime;
+}
+
 Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_lists) {
   MountOptions options;
   for (const std::string& list : option_lists) {
@@ -191,6 +214,8 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");
+  constexpr std::array<const char*, 3> kAtimeNames = {"relatime", "noatime", "strictatime"};  // AtimeMode's order
+  text += fmt::format("  atime             {}\n", kAtimeNames[static_cast<std::size_t>(atime_mode(o))]);
   return text;
 }
 

@@ -50,9 +50,17 @@ struct MountOptions {
   bool allow_other = false;
   bool foreground = false;
   bool debug = false;      // libfuse's request log and the daemon's debug log; implies foreground
-  // Generic mount flags (rw, ro, nosuid, nodev, noexec, noatime, ...) handed to the kernel.
+  // Generic mount flags (rw, ro, nosuid, nodev, noexec, sync, ...) handed to the kernel.
   std::vector<std::string> kernel_flags;
+  // The atime flags, each set or cleared on its own by the options as mount(8) does; the
+  // kernel then gives strictatime precedence over noatime, and relatime otherwise.
+  bool noatime = false;      // noatime; atime clears it
+  bool strictatime = false;  // strictatime
 };
+
+// How reads through the mount change a file's access time, from the atime flags.
+enum class AtimeMode { relatime, noatime, strictatime };
+AtimeMode atime_mode(const MountOptions& options);
 
 // Parses the text of every -o argument in order ("cache=/c,mode=writeback"); a later value of
 // an option replaces an earlier one, as with mount(8).

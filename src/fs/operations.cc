@@ -25,6 +25,15 @@ void op_init(void*, fuse_conn_info* conn) {
   if ((conn->capable & FUSE_CAP_DONT_MASK) != 0) conn->want |= FUSE_CAP_DONT_MASK;
   // Reads are answered from a buffer (the cache engine's), not spliced from a descriptor.
   conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+  // O_DIRECT requests reach the daemon one piece (max_write) after another, as buffered writes
+  // do: with asynchronous direct I/O the kernel sends the pieces of one large write at once,
+  // worker threads take them in any order, and an O_APPEND write, which the daemon places at
+  // the file's end piece by piece, came out shuffled.
+  conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  // Close-to-open (doc/daemon.md "Consistency") needs a file's attributes at its open, not
+  // before each read: with attribute timeouts of 0 this capability sent a GETATTR before every
+  // read(2), buffered or O_DIRECT, to catch a same-size rewrite behind the mount during an open.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 }  // namespace

@@ -20,18 +20,19 @@ OpenFile& open_file(fuse_file_info* fi) { return OpenHandles<OpenFile>::of(fi->f
 
 // Flags for the backing open. O_DIRECT is not passed on: the daemon's buffers are not
 // aligned for it, the backing file system may not support it, and what the caller asked for
-// (no kernel page cache on the mount) is given by direct_io on the FUSE handle. O_CREAT and
-// O_EXCL were handled by create; O_NOFOLLOW is added: the daemon never follows a symlink.
+// (no kernel page cache on the mount) the kernel gives by itself (set_handle_flags). O_CREAT
+// and O_EXCL were handled by create; O_NOFOLLOW is added: the daemon never follows a symlink.
 int backing_flags(int flags) {
   return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
 }
 
 // The FUSE handle flags for an open file: close-to-open (the kernel drops its cached pages of
-// the file at each open) and O_DIRECT as direct_io.
-void set_handle_flags(fuse_file_info* fi) {
-  fi->keep_cache = 0;
-  fi->direct_io = (fi->flags & O_DIRECT) != 0 ? 1 : 0;
-}
+// the file at each open). An O_DIRECT open gets no direct_io: the kernel's own O_DIRECT path
+// (fuse_direct_IO) already sends that descriptor's reads and writes to the daemon whatever
+// their alignment, writes back the page cache's dirty pages of a range before reading it and
+// drops them after writing it, and leaves mmap alone, where a direct_io handle refuses a
+// shared map (ENODEV: libfuse 3.14 cannot allow one).
+void set_handle_flags(fuse_file_info* fi) { fi->keep_cache = 0; }
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
 // through it.
@@ -78,6 +79,19 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd f
     inode.remove_open_file(opened);
     context.files.take(fi->fh);
   }
+}
+
+// A caller's read moves the file's access time as a read of the backing file itself would. The
+// cache reads the backing file O_NOATIME (its misses, read-ahead and write-back fills are not the
+// caller's reads) and a hit reads no backing file at all, so the first read of each open reads
+// one byte through the caller's own backing descriptor, which carries the caller's O_NOATIME;
+// the backing file system applies its relatime or strictatime rule to it. A noatime mount
+// skips it; an open that bypasses the cache reads that descriptor anyway.
+void note_access(const MountContext& context, OpenFile& file) {
+  if (file.bypasses_cache() || atime_mode(context.options) == AtimeMode::noatime || !file.first_read()) return;
+  std::uint8_t byte = 0;
+  // What it returns does not matter: the caller's read is served, the access time is a side effect.
+  [[maybe_unused]] const ssize_t n = ::pread(file.backing_fd(), &byte, 1, 0);
 }
 
 std::int64_t realtime_ns() {
@@ -169,10 +183,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   // One buffer per worker thread, grown to the largest read seen (the kernel's max_read).
   thread_local std::vector<std::uint8_t> buffer;
   if (buffer.size() < size) buffer.resize(size);
+  OpenFile& file = open_file(fi);
   std::shared_lock reading(inode_of(context, ino).data_lock());
-  auto n = open_file(fi).read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
+  auto n = file.read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
   reading.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
+  note_access(context, file);
   context.counters.add_read_bytes(*n);
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
 }
@@ -269,6 +285,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
     copied += *written;
     if (*written < *n) break;
   }
+  note_access(context, open_file(fi_in));  // the source was read, as copy_file_range(2) reads it
   if (copied != 0 && open_file(fi_out).defers_writes()) inode_of(context, ino_out).note_deferred_write(realtime_ns());
   context.counters.add_read_bytes(copied);
   context.counters.add_written_bytes(copied);

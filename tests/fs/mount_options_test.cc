@@ -69,7 +69,21 @@ TEST_CASE("a later value replaces an earlier one, as with mount(8)") {
 
 TEST_CASE("generic mount flags go to the kernel; fstab-only words are accepted") {
   const MountOptions o = parsed({"rw,nosuid,nodev,noatime,_netdev,nofail,default_permissions"});
-  CHECK(o.kernel_flags == std::vector<std::string>{"rw", "nosuid", "nodev", "noatime"});
+  CHECK(o.kernel_flags == std::vector<std::string>{"rw", "nosuid", "nodev"});
+  CHECK(atime_mode(o) == AtimeMode::noatime);
+}
+
+TEST_CASE("each atime word sets or clears its own flag, as mount(8) reads them") {
+  CHECK(atime_mode(parsed({})) == AtimeMode::relatime);
+  CHECK(atime_mode(parsed({"relatime"})) == AtimeMode::relatime);
+  CHECK(atime_mode(parsed({"norelatime"})) == AtimeMode::relatime);
+  CHECK(atime_mode(parsed({"noatime,relatime"})) == AtimeMode::noatime);  // mount(8) on tmpfs: noatime
+  CHECK(atime_mode(parsed({"noatime", "atime"})) == AtimeMode::relatime);
+  CHECK(atime_mode(parsed({"strictatime,noatime"})) == AtimeMode::strictatime);
+  CHECK(atime_mode(parsed({"noatime,strictatime,nostrictatime"})) == AtimeMode::noatime);
+  const MountOptions lazy = parsed({"lazytime,nolazytime"});  // accepted, without effect
+  CHECK(lazy.kernel_flags.empty());
+  CHECK(atime_mode(lazy) == AtimeMode::relatime);
 }
 
 TEST_CASE("unknown and malformed options are refused with the option quoted") {
