@@ -118,12 +118,21 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   std::shared_ptr<FileState> state;
   if (const auto it = open_files_.find(key); it != open_files_.end()) state = it->second;
   if (state == nullptr) state = still_dirty(key);
-  if (state != nullptr && rule_ == IdentityRule::path && !state->expected.same_file_and_contents(*attributes)) {
-    // The path rule cannot tell a file changed behind the engine from another file put at its
-    // path: the state there keeps serving its own opens (its descriptors reach its own file),
-    // and this open gets a state and a record of its own.
-    FLASHDIR_TRY(detach(state));
-    state = nullptr;
+  if (state != nullptr && !state->expected.same_file_and_contents(*attributes)) {
+    if (rule_ == IdentityRule::path) {
+      // The path rule cannot tell a file changed behind the engine from another file put at its
+      // path: the state there keeps serving its own opens (its descriptors reach its own file),
+      // and this open gets a state and a record of its own.
+      FLASHDIR_TRY(detach(state));
+      state = nullptr;
+    } else {
+      // Close-to-open while another handle still has the file open (the kernel sends RELEASE
+      // asynchronously, so a close(2) and the next open(2) may meet here): a change behind the
+      // engine since its own last change drops the clean pages now, as a validation would.
+      std::unique_lock file_lock(state->lock);
+      std::lock_guard backing_lock(state->backing_mutex);
+      FLASHDIR_TRY(note_outside_change(*state, *file));
+    }
   }
   if (state == nullptr) {
     // Validated only when nobody has it open through the engine: while open, the engine's own

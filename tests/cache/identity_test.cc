@@ -313,3 +313,26 @@ TEST_CASE("open: a cache is refused over a backing directory other than its own"
   CHECK(refused.code() == flashdir::StatusCode::invalid_argument);
   CHECK(refused.message().find("belongs to backing directory") != std::string::npos);
 }
+
+TEST_CASE("close-to-open: an open that meets another handle of a file changed behind the engine reads it fresh") {
+  // The kernel sends RELEASE asynchronously: a close(2) and the next open(2) of the file may meet
+  // in the engine, the old handle still open, and the open used to take the cached pages on trust.
+  const WriteMode mode = any_write_mode();
+  CAPTURE(static_cast<int>(mode));
+  EngineRig rig(in_mode(mode));
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, 2 * P));
+  struct stat before {};
+  REQUIRE(::stat(rig.backing_path("f").c_str(), &before) == 0);
+  const FileHandle first = open(rig, "f");
+  CHECK(read(rig, first, 0, 2 * P) == pattern(1, 2 * P));  // cached
+  // A same-size rewrite behind the engine, its modification time put back: only ctime shows it.
+  rig.put("f", pattern(2, 2 * P));
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, rig.backing_path("f").c_str(), times, 0) == 0);
+  const FileHandle second = open(rig, "f");
+  CHECK(read(rig, second, 0, 2 * P) == pattern(2, 2 * P));
+  REQUIRE(rig.engine().release(first).is_ok());
+  REQUIRE(rig.engine().release(second).is_ok());
+  CHECK(rig.read_through("f", 0, 2 * P) == pattern(2, 2 * P));
+}
