@@ -81,6 +81,22 @@ struct Catalog::Db {
     if (!value.is_ok()) return value.status();
     return catalog::decode_file_id(value.value());
   }
+  // The record the index entry `index_key` (which `what` describes) names: not_found if there
+  // is no entry; corruption if the record is missing or is not what the entry says (`matches`).
+  template <typename Matches>
+  Result<CatalogFile> indexed_record(const std::string& index_key, const std::string& what, Matches matches) const {
+    auto file_id = indexed(index_key);
+    if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: looking up {}", what));
+    auto record = file(*file_id);
+    if (!record.is_ok() && record.status().code() == StatusCode::not_found)
+      return Status::corruption(fmt::format("catalog: {} names file {} which has no record", what, *file_id));
+    if (!record.is_ok()) return record.status();
+    if (!matches(*record)) {
+      return Status::corruption(fmt::format("catalog: {} names file {}, recorded as {} (inode {})", what, *file_id,
+                                            record->relative_path, record->attributes.inode));
+    }
+    return record;
+  }
   bool names(const std::string& index_key, std::uint64_t file_id) const {
     auto id = indexed(index_key);
     return id.is_ok() && *id == file_id;
@@ -229,39 +245,14 @@ Result<CatalogFile> Catalog::add_file(std::string_view relative_path, const Back
 }
 
 Result<CatalogFile> Catalog::find_by_path(std::string_view relative_path) const {
-  auto file_id = db_->indexed(catalog::path_key(relative_path));
-  if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: looking up {}", relative_path));
-  auto file = db_->file(file_id.value());
-  if (!file.is_ok()) {
-    if (file.status().code() == StatusCode::not_found) {
-      return Status::corruption(fmt::format("catalog: path {} names file {} which has no record", relative_path,
-                                            file_id.value()));
-    }
-    return file.status();
-  }
-  if (file->relative_path != relative_path) {
-    return Status::corruption(fmt::format("catalog: path {} names file {} recorded as {}", relative_path,
-                                          file_id.value(), file->relative_path));
-  }
-  return file;
+  return db_->indexed_record(catalog::path_key(relative_path), fmt::format("path {}", relative_path),
+                             [&](const CatalogFile& file) { return file.relative_path == relative_path; });
 }
 
 Result<CatalogFile> Catalog::find_by_inode(std::uint64_t device, std::uint64_t inode) const {
-  auto file_id = db_->indexed(catalog::inode_key(device, inode));
-  if (!file_id.is_ok()) return file_id.status().with_context(fmt::format("catalog: looking up inode {}", inode));
-  auto file = db_->file(file_id.value());
-  if (!file.is_ok()) {
-    if (file.status().code() == StatusCode::not_found) {
-      return Status::corruption(fmt::format("catalog: inode {} names file {} which has no record", inode,
-                                            file_id.value()));
-    }
-    return file.status();
-  }
-  if (file->attributes.device != device || file->attributes.inode != inode) {
-    return Status::corruption(fmt::format("catalog: inode {} names file {} recorded with inode {}", inode,
-                                          file_id.value(), file->attributes.inode));
-  }
-  return file;
+  return db_->indexed_record(
+      catalog::inode_key(device, inode), fmt::format("inode {} of device {}", inode, device),
+      [&](const CatalogFile& file) { return file.attributes.device == device && file.attributes.inode == inode; });
 }
 
 Result<CatalogFile> Catalog::find_by_id(std::uint64_t file_id) const { return db_->file(file_id); }
