@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +118,16 @@ class Catalog {
   Result<BackingRootRecord> backing_root() const;
   Status put_identity_rule(IdentityRule rule);
   Result<IdentityRule> identity_rule() const;
+
+  // The id the next recorded file gets: every id below it may have been given out.
+  Result<std::uint64_t> next_file_id() const;
+  // Moves next_file_id forward to `next` (never back).
+  Status skip_file_ids_to(std::uint64_t next);
+  // Ids may be given out below `limit` only; the first id at or past it calls `raise(id)`, which
+  // must durably record a new limit above `id` elsewhere (the superblock) and return it. Without
+  // a reservation ids are given out freely.
+  using RaiseIdLimit = std::function<Result<std::uint64_t>(std::uint64_t id)>;
+  void reserve_ids(std::uint64_t limit, RaiseIdLimit raise);
 
   // Records a new backing file under a fresh id, durably; it takes over the path and inode
   // index entries (the records they named before keep their ids and pages).

@@ -87,10 +87,11 @@ struct Uuid {
 //       88    8 device RAM budget (bytes)
 //       96    8 sequence (bumped by every write of the superblock)
 //      104    8 creation time (Unix seconds)
-//      112      end; the rest of the 4 KiB slot is zero
+//      112    8 file id limit: every file id the catalog has given out is below it
+//      120      end; the rest of the 4 KiB slot is zero
 
 inline constexpr std::uint64_t kSuperblockMagic = 0x5249444853414C46ULL;  // "FLASHDIR" in LE
-inline constexpr std::size_t kSuperblockEncodedSize = 112;
+inline constexpr std::size_t kSuperblockEncodedSize = 120;
 inline constexpr std::size_t kSuperblockSlotSize = 4096;
 inline constexpr int kSuperblockSlots = 2;
 static_assert(kSuperblockEncodedSize <= kSuperblockSlotSize);
@@ -108,6 +109,10 @@ struct Superblock {
   std::uint64_t ram_budget_bytes = 64ULL << 20;
   std::uint64_t sequence = 0;
   std::uint64_t created_unix_s = 0;
+  // The durable high-water mark of file ids (the engine raises it before the catalog gives an id
+  // out): a catalog that lost records can never hand out an id the cache's metadata pages
+  // still name. 0 until the engine first opens the cache.
+  std::uint64_t file_id_limit = 0;
 
   bool operator==(const Superblock&) const = default;
 };

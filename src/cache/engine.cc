@@ -55,6 +55,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_usable_slots", s.restart.usable_slots},
       {"restart_dropped_slots", s.restart.dropped_slots},
       {"restart_orphan_slots", s.restart.orphan_slots},
+      {"restart_catalog_lost_files", s.restart.catalog_lost_files},
       {"restart_dirty_slots", s.restart.dirty_slots},
       {"restart_written_back_slots", s.restart.written_back_slots},
       {"restart_lost_dirty_slots", s.restart.lost_dirty_slots},
@@ -70,8 +71,8 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
 std::string stats_json(const EngineStats& stats) { return stats_object(stats).dump(); }
 
 Result<std::unique_ptr<Engine>> Engine::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                             const EngineOptions& options, LostFound* lost_found) {
-  auto core = EngineCore::open(ftl, catalog, backing, options, lost_found);
+                                             const EngineOptions& options, EngineServices services) {
+  auto core = EngineCore::open(ftl, catalog, backing, options, services);
   if (!core.is_ok()) return core.status();
   return std::unique_ptr<Engine>(new Engine(std::move(core.value())));
 }

@@ -27,51 +27,62 @@ Result<MetadataScheme> recorded_scheme(const std::string& options_text) {
 }  // namespace
 
 EngineCore::EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
-                       const SlotLayout& layout, LostFound* lost_found)
+                       const SlotLayout& layout, EngineServices services)
     : ftl_(ftl),
       catalog_(catalog),
       backing_(backing),
-      lost_found_(lost_found),
+      lost_found_(services.lost_found),
+      file_ids_(services.file_ids),
       options_(options),
       layout_(layout),
       page_size_(layout.page_size_bytes) {}
 
 Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                                     const EngineOptions& options, LostFound* lost_found) {
+                                                     const EngineOptions& options, EngineServices services) {
   const auto start = std::chrono::steady_clock::now();
   FLASHDIR_TRY(options.validate());
   auto layout = SlotLayout::compute(ftl.logical_pages(), ftl.page_size_bytes());
   if (!layout.is_ok()) return layout.status();
-  std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout, lost_found));
+  std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout, services));
 
+  auto recorded = catalog.options_text();
+  if (!recorded.is_ok() && recorded.status().code() != StatusCode::not_found) return recorded.status();
+  // A cache an engine opened before: its catalog records the options, or (if it lost them) its
+  // file id limit has moved.
+  const bool used_before = recorded.is_ok() || (services.file_ids != nullptr && services.file_ids->limit() > 0);
   auto root = backing.root();
   if (!root.is_ok()) return root.status();
-  FLASHDIR_TRY(core->check_backing_root(*root));
+  FLASHDIR_TRY(core->check_backing_root(*root, used_before));
   core->root_device_ = root->device;
+  auto catalog_next = core->reserve_file_ids();
+  if (!catalog_next.is_ok()) return catalog_next.status();
   const IdentityRule wanted =
       options.identity.value_or(root->stable_inode_numbers ? IdentityRule::inode : IdentityRule::path);
   auto recorded_rule = core->recorded_identity_rule(wanted);
   if (!recorded_rule.is_ok()) return recorded_rule.status();
 
-  auto recorded = catalog.options_text();
-  if (!recorded.is_ok() && recorded.status().code() != StatusCode::not_found) return recorded.status();
-  if (!recorded.is_ok()) {
+  if (!used_before) {
     auto store = MetadataStore::format(ftl, *layout, options.metadata);
     if (!store.is_ok()) return store.status();
     core->store_ = std::move(store.value());
     core->slots_.emplace(*core->store_);
     core->restart_.clean_shutdown = true;
   } else {
-    auto scheme = recorded_scheme(recorded.value());
-    if (!scheme.is_ok()) return scheme.status();
-    if (*scheme != options.metadata)
-      return Status::invalid_argument(fmt::format("the cache keeps its metadata with {}, not {} (fixed when it was first used)",
-                                                  metadata_scheme_name(*scheme), metadata_scheme_name(options.metadata)));
+    // A catalog that lost its options lost the scheme with them: the one asked for now is tried
+    // (the metadata pages refuse another).
+    if (recorded.is_ok()) {
+      auto scheme = recorded_scheme(recorded.value());
+      if (!scheme.is_ok()) return scheme.status();
+      if (*scheme != options.metadata)
+        return Status::invalid_argument(fmt::format(
+            "the cache keeps its metadata with {}, not {} (fixed when it was first used)",
+            metadata_scheme_name(*scheme), metadata_scheme_name(options.metadata)));
+    }
     auto opened = MetadataStore::open(ftl, *layout, options.metadata);
     if (!opened.is_ok()) return opened.status();
     core->store_ = std::move(opened->first);
     core->slots_.emplace(*core->store_);
-    FLASHDIR_TRY(core->recover(opened->second, *recorded_rule));
+    FLASHDIR_TRY(core->recover(opened->second, *recorded_rule, *catalog_next));
   }
   if (*recorded_rule != wanted) FLASHDIR_TRY(core->change_identity_rule(wanted));
   core->rule_ = wanted;

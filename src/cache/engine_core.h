@@ -49,7 +49,7 @@ struct LostPages {
 class EngineCore {
  public:
   static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                                  const EngineOptions& options, LostFound* lost_found);
+                                                  const EngineOptions& options, EngineServices services);
   ~EngineCore();  // stops the flusher; writes nothing back (close() does)
 
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
@@ -79,7 +79,7 @@ class EngineCore {
 
  private:
   EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const EngineOptions& options,
-             const SlotLayout& layout, LostFound* lost_found);
+             const SlotLayout& layout, EngineServices services);
 
   struct Counters {
     std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
@@ -90,13 +90,18 @@ class EngineCore {
 
   // Open, step by step (identity.cc): the cache belongs to this backing directory (recorded at
   // its first use), and the identity rule it recorded or the one wanted now.
-  Status check_backing_root(const BackingRoot& root);
+  Status check_backing_root(const BackingRoot& root, bool used_before);
+  // The catalog's ids start past every id that may have been given out (the services' file id
+  // limit), and the limit moves ahead of them. Returns the catalog's own next id from before.
+  Result<std::uint64_t> reserve_file_ids();
   Result<IdentityRule> recorded_identity_rule(IdentityRule wanted);
   // After the restart, under a rule other than the one the cache recorded: no clean page can be
   // trusted to belong to the file its record now names.
   Status change_identity_rule(IdentityRule wanted);
 
-  Status recover(const RecoveredSlots& recovered, IdentityRule recorded_rule);
+  // `catalog_next`: the catalog's next file id as it was found; a page of a later id proves the
+  // catalog lost records.
+  Status recover(const RecoveredSlots& recovered, IdentityRule recorded_rule, std::uint64_t catalog_next);
   // Restart: the dirty pages found go back to their files, each proven to be the file the
   // catalog recorded; the others are saved in lost+found.
   Status write_back_recovered(const std::vector<std::uint64_t>& file_ids, IdentityRule recorded_rule);
@@ -219,6 +224,7 @@ class EngineCore {
   Catalog& catalog_;
   BackingStore& backing_;
   LostFound* const lost_found_;  // may be null: unprovable dirty pages are then only counted
+  FileIdLimit* const file_ids_;  // may be null: the catalog's next id is trusted
   const EngineOptions options_;
   const SlotLayout layout_;
   const std::uint32_t page_size_;

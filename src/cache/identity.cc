@@ -8,7 +8,7 @@
 
 namespace flashdir::cache {
 
-Status EngineCore::check_backing_root(const BackingRoot& root) {
+Status EngineCore::check_backing_root(const BackingRoot& root, bool used_before) {
   auto recorded = catalog_.backing_root();
   if (recorded.is_ok()) {
     const std::string differences = recorded->differences(root.record);
@@ -19,16 +19,27 @@ Status EngineCore::check_backing_root(const BackingRoot& root) {
         recorded->path, root.record.path, differences, recorded->path));
   }
   if (recorded.status().code() != StatusCode::not_found) return recorded.status();
-  // A cache an engine has used names the files of one tree: without the record nothing proves
-  // which, and its dirty pages could go into another tree's files of the same names.
-  auto used = catalog_.options_text();
-  if (used.is_ok()) {
-    return Status::corruption(
-        "the cache does not record which backing directory it belongs to (its catalog lost the record): "
-        "check it with fsck.flashdir, or format it again");
-  }
-  if (used.status().code() != StatusCode::not_found) return used.status();
+  // A used cache whose catalog lost the record cannot prove its tree: nothing of it is trusted
+  // against this one beyond what each file proves itself (its record's inode, owner and times,
+  // checked at every open and before any write-back; pages of files the catalog lost are
+  // orphans). This tree becomes the cache's.
+  if (used_before)
+    spdlog::error("the cache's catalog lost the record of its backing directory; it is bound to {} now",
+                  root.record.path);
   return catalog_.put_backing_root(root.record);
+}
+
+Result<std::uint64_t> EngineCore::reserve_file_ids() {
+  auto next = catalog_.next_file_id();
+  if (!next.is_ok() || file_ids_ == nullptr) return next;
+  // Past every id that may have been given out, whatever the catalog remembers; the limit then
+  // moves past the ids this run may give out, before the catalog gives the first.
+  const std::uint64_t first = std::max(*next, file_ids_->limit());
+  auto limit = file_ids_->raise(first);
+  if (!limit.is_ok()) return limit.status();
+  FLASHDIR_TRY(catalog_.skip_file_ids_to(first));
+  catalog_.reserve_ids(*limit, [ids = file_ids_](std::uint64_t id) { return ids->raise(id); });
+  return next;
 }
 
 Result<IdentityRule> EngineCore::recorded_identity_rule(IdentityRule wanted) {

@@ -73,8 +73,12 @@ class LostFoundDirectory final : public LostFound {
     if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) return errno_status(fmt::format("creating {}", dir_.string()));
     UniqueFd dir(::open(dir_.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir.valid()) return errno_status(fmt::format("opening {}", dir_.string()));
+    // A file the catalog lost has neither path nor owner: its id alone names it.
+    const bool known = !file.relative_path.empty();
     const std::string base =
-        fmt::format("{}-uid{}-{}", file.file_id, file.attributes.uid, escaped(file.relative_path)).substr(0, kMaxNameBytes);
+        (known ? fmt::format("{}-uid{}-{}", file.file_id, file.attributes.uid, escaped(file.relative_path))
+               : fmt::format("{}-record-lost", file.file_id))
+            .substr(0, kMaxNameBytes);
     std::string name = base;
     UniqueFd data;
     for (int attempt = 1;; ++attempt) {
@@ -86,11 +90,14 @@ class LostFoundDirectory final : public LostFound {
     const BackingAttributes& a = file.attributes;
     const std::string info = fmt::format(
         "dirty pages a flashdir restart could not write back\n"
-        "file id: {}\npath (below the backing directory): {}\nowner: uid {} gid {}\ninode: {}\n"
-        "size recorded: {}\nwhy: {}\nsaved: {:%Y-%m-%d %H:%M:%S} UTC\n"
+        "file id: {}\n{}why: {}\nsaved: {:%Y-%m-%d %H:%M:%S} UTC\n"
         "each page is at its own offset in the file of the same name; holes are pages the cache did not hold\n",
-        file.file_id, file.relative_path, a.uid, a.gid, a.inode, a.size_bytes, reason,
-        std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+        file.file_id,
+        known ? fmt::format("path (below the backing directory): {}\nowner: uid {} gid {}\ninode: {}\nsize "
+                            "recorded: {}\n",
+                            file.relative_path, a.uid, a.gid, a.inode, a.size_bytes)
+              : std::string("path and owner: unknown (the catalog lost its record of this file)\n"),
+        reason, std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
     return std::unique_ptr<LostFile>(std::make_unique<SavedFile>(std::move(dir), std::move(data), name, info));
   }
 

@@ -11,6 +11,54 @@
 #include "flashdir/nand/simulated_chip.h"
 
 namespace flashdir::cache {
+namespace {
+
+// File ids the superblock reserves at a time: one superblock write per this many new files.
+constexpr std::uint64_t kFileIdStep = 1 << 16;
+
+// The file id limit kept in the superblock file (format.h): raised, and written (both slots in
+// turn, synced), before the catalog gives out an id past it.
+class SuperblockFileIds final : public FileIdLimit {
+ public:
+  SuperblockFileIds(const std::filesystem::path& file, format::Superblock& superblock)
+      : file_(file), superblock_(superblock) {}
+  std::uint64_t limit() const override {
+    std::lock_guard lock(mutex_);
+    return superblock_.file_id_limit;
+  }
+  Result<std::uint64_t> raise(std::uint64_t id) override {
+    std::lock_guard lock(mutex_);
+    superblock_.file_id_limit = std::max(superblock_.file_id_limit, id + kFileIdStep);
+    FLASHDIR_TRY(update_superblock_file(file_, superblock_));
+    return superblock_.file_id_limit;
+  }
+
+ private:
+  const std::filesystem::path file_;
+  format::Superblock& superblock_;  // the cache's; its other fields change only while no id is given out
+  mutable std::mutex mutex_;
+};
+
+// The catalog must be this cache's: mkfs put a copy of the superblock in it. One with another
+// uuid belongs to another cache (its records name other files); one without a copy lost it,
+// and its records are no more trusted than the engine checks them (EngineCore::open).
+Status check_catalog_belongs(Catalog& catalog, const format::Superblock& superblock, const std::filesystem::path& dir) {
+  auto copy = catalog.superblock_copy();
+  if (copy.is_ok()) {
+    if (copy->uuid == superblock.uuid) return Status::ok();
+    return Status::corruption(fmt::format(
+        "the catalog in {} belongs to another cache (uuid {}, the superblock's is {}): put back this cache's "
+        "catalog, or run fsck.flashdir -y {} to empty the cache",
+        (dir / "catalog").string(), copy->uuid.to_string(), superblock.uuid.to_string(), dir.string()));
+  }
+  if (copy.status().code() != StatusCode::not_found) return copy.status();
+  spdlog::error("the catalog in {} lost its copy of the superblock (and perhaps more records): files it does not "
+                "know are never served",
+                (dir / "catalog").string());
+  return catalog.put_superblock_copy(superblock);
+}
+
+}  // namespace
 
 struct MountedCache::Parts {
   CacheDirPaths paths;
@@ -23,6 +71,7 @@ struct MountedCache::Parts {
   std::unique_ptr<Ftl> ftl;
   std::unique_ptr<Catalog> catalog;
   std::unique_ptr<LostFound> lost_found;
+  std::unique_ptr<SuperblockFileIds> file_ids;
   bool closed = false;
 
   explicit Parts(const std::filesystem::path& dir) : paths(dir) {}
@@ -47,6 +96,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   auto catalog = Catalog::open(parts->paths.catalog, Catalog::Access::read_write);
   if (!catalog.is_ok()) return catalog.status();
   parts->catalog = std::move(catalog.value());
+  FLASHDIR_TRY(check_catalog_belongs(*parts->catalog, parts->superblock, cache_dir));
 
   parts->superblock.clean_shutdown = false;
   FLASHDIR_TRY(update_superblock_file(parts->paths.superblock, parts->superblock));
@@ -60,7 +110,9 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   if (!ftl.is_ok()) return ftl.status();
   parts->ftl = std::move(ftl.value());
   parts->lost_found = lost_found_directory(parts->paths.dir / kLostFoundDirName);
-  auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options, parts->lost_found.get());
+  parts->file_ids = std::make_unique<SuperblockFileIds>(parts->paths.superblock, parts->superblock);
+  auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options,
+                             EngineServices{parts->lost_found.get(), parts->file_ids.get()});
   if (!engine.is_ok()) return engine.status();
   return std::unique_ptr<MountedCache>(new MountedCache(std::move(parts), std::move(engine.value())));
 }

@@ -6,36 +6,53 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {
 
-Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorded_rule) {
+Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorded_rule,
+                           std::uint64_t catalog_next) {
   restart_.clean_shutdown = recovered.clean_shutdown;
   restart_.dropped_slots = recovered.dropped;
   restart_.dirty_slots = recovered.dirty;
   std::vector<SlotIndex> orphans;
   std::vector<std::uint64_t> dirty_files;
+  absl::flat_hash_set<std::uint64_t> dirty_orphan_files;
+  absl::flat_hash_set<std::uint64_t> lost_records;  // ids past the catalog's next id: it lost them
   for (const RecoveredSlot& found : recovered.usable) {
     auto file = catalog_.find_by_id(found.entry.file_id);
     if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
     if (!file.is_ok()) {
-      orphans.push_back(found.slot);
-      if (found.entry.dirty) {
-        note_lost_at_restart(1, Status::not_found(fmt::format("file {} of a dirty page is not in the catalog",
-                                                              found.entry.file_id)));
+      // Named by no record: a file unlinked while open, or one the catalog lost. Never served;
+      // a dirty page (the only copy of its bytes) is kept in lost+found below.
+      if (found.entry.file_id >= catalog_next) lost_records.insert(found.entry.file_id);
+      if (!found.entry.dirty) {
+        orphans.push_back(found.slot);
+        continue;
       }
-      continue;
+      dirty_orphan_files.insert(found.entry.file_id);
     }
     slots_->insert(found.slot);
     if (found.entry.dirty) {
       slots_->set_dirty(found.slot);
-      dirty_files.push_back(found.entry.file_id);
+      if (file.is_ok()) dirty_files.push_back(found.entry.file_id);
     }
   }
   if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
+  restart_.catalog_lost_files = lost_records.size();
+  if (!lost_records.empty()) {
+    spdlog::error("the catalog does not know {} files the cache's metadata names with ids from {} on (it lost "
+                  "records: its write-ahead log deleted, or an older copy put back): their pages are never served",
+                  lost_records.size(), catalog_next);
+  }
+  for (std::uint64_t file_id : dirty_orphan_files) {
+    restart_.orphan_slots += slots_->slots_of(file_id).size();
+    FLASHDIR_TRY(save_lost_dirty_pages(CatalogFile{file_id, {}, {}},
+                                       fmt::format("the catalog has no record of file {}", file_id)));
+  }
   restart_.usable_slots = slots_->used();
-  restart_.orphan_slots = orphans.size();
+  restart_.orphan_slots += orphans.size();
   std::sort(dirty_files.begin(), dirty_files.end());
   dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
   FLASHDIR_TRY(write_back_recovered(dirty_files, recorded_rule));
@@ -129,7 +146,8 @@ Status EngineCore::save_lost_dirty_pages(const CatalogFile& file, const std::str
                   file.relative_path, file.file_id, file.attributes.uid, reason, (*saved)->name());
   }
   FLASHDIR_TRY(invalidate(file.file_id, slots_->slots_of(file.file_id)));
-  return catalog_.remove_file(file.file_id);
+  const Status forgotten = catalog_.remove_file(file.file_id);
+  return forgotten.code() == StatusCode::not_found ? Status::ok() : forgotten;
 }
 
 void EngineCore::note_lost_at_restart(std::uint64_t pages, const Status& reason) {

@@ -64,6 +64,16 @@ struct Catalog::Db {
   std::unique_ptr<rocksdb::DB> db;
   bool read_only = false;
   std::mutex write_mutex;  // id allocation and read-modify-write updates
+  std::uint64_t id_limit = 0;         // guarded by write_mutex; 0: no reservation
+  Catalog::RaiseIdLimit raise_limit;  // guarded by write_mutex
+
+  Result<std::uint64_t> next_id() const {
+    auto next = get(kNextFileIdKey, "reading the next file id");
+    if (!next.is_ok()) return next.status().code() == StatusCode::not_found ? Result<std::uint64_t>(1) : next.status();
+    auto decoded = catalog::decode_file_id(next.value());
+    if (!decoded.is_ok()) return decoded.status().with_context("catalog: next file id");
+    return decoded;
+  }
 
   Result<std::string> get(const std::string& key, const std::string& what) const {
     std::string value;
@@ -96,6 +106,11 @@ struct Catalog::Db {
                                             record->relative_path, record->attributes.inode));
     }
     return record;
+  }
+  bool empty() const {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(checked_reads()));
+    it->SeekToFirst();
+    return !it->Valid();
   }
   bool names(const std::string& index_key, std::uint64_t file_id) const {
     auto id = indexed(index_key);
@@ -160,6 +175,15 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::filesystem::path& path
   if (format.is_ok()) {
     if (format->size() != 4) return Status::corruption(fmt::format("{}: its format record is damaged", context));
     found = LittleEndianReader(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(format->data()), 4)).u32();
+  } else if (db->empty()) {
+    // Not a catalog of the first format but one that lost everything (its write-ahead log
+    // deleted before anything reached a table file): an empty catalog, which the engine's
+    // checks (file id limit, backing record) treat as one that lost its records.
+    if (db->read_only) return std::unique_ptr<Catalog>(new Catalog(std::move(db)));
+    rocksdb::WriteBatch batch;
+    batch.Put(kFormatKey, as_slice(encode_format(kFormat)));
+    FLASHDIR_TRY(db->write(batch, "writing the catalog's format"));
+    found = kFormat;
   }
   if (found != kFormat) {
     return Status::invalid_argument(fmt::format(
@@ -222,17 +246,35 @@ Result<IdentityRule> Catalog::identity_rule() const {
   return Status::corruption("catalog: the identity rule record is damaged");
 }
 
+Result<std::uint64_t> Catalog::next_file_id() const { return db_->next_id(); }
+
+Status Catalog::skip_file_ids_to(std::uint64_t next) {
+  std::lock_guard lock(db_->write_mutex);
+  auto current = db_->next_id();
+  if (!current.is_ok()) return current.status();
+  if (next <= *current) return Status::ok();
+  rocksdb::WriteBatch batch;
+  batch.Put(kNextFileIdKey, as_slice(catalog::encode_file_id(next)));
+  return db_->write(batch, "catalog: moving the next file id forward");
+}
+
+void Catalog::reserve_ids(std::uint64_t limit, RaiseIdLimit raise) {
+  std::lock_guard lock(db_->write_mutex);
+  db_->id_limit = limit;
+  db_->raise_limit = std::move(raise);
+}
+
 Result<CatalogFile> Catalog::add_file(std::string_view relative_path, const BackingAttributes& attributes) {
   FLASHDIR_TRY(catalog::check_relative_path(relative_path));
   std::lock_guard lock(db_->write_mutex);
-  std::uint64_t file_id = 1;
-  auto next = db_->get(kNextFileIdKey, "reading the next file id");
-  if (next.is_ok()) {
-    auto decoded = catalog::decode_file_id(next.value());
-    if (!decoded.is_ok()) return decoded.status().with_context("catalog: next file id");
-    file_id = decoded.value();
-  } else if (next.status().code() != StatusCode::not_found) {
-    return next.status();
+  auto next = db_->next_id();
+  if (!next.is_ok()) return next.status();
+  const std::uint64_t file_id = *next;
+  if (db_->id_limit != 0 && file_id >= db_->id_limit) {
+    auto raised = db_->raise_limit(file_id);
+    if (!raised.is_ok()) return raised.status().with_context("raising the cache's file id limit");
+    if (*raised <= file_id) return Status::io_error("the cache's file id limit did not move past the next id");
+    db_->id_limit = *raised;
   }
   CatalogFile file{file_id, std::string(relative_path), attributes};
   rocksdb::WriteBatch batch;

@@ -30,6 +30,7 @@ constexpr void write_superblock_fields(Writer& w, const Superblock& sb) {
   w.u64(sb.ram_budget_bytes);
   w.u64(sb.sequence);
   w.u64(sb.created_unix_s);
+  w.u64(sb.file_id_limit);
 }
 
 static_assert(kRecordHeaderSize + bytes_written(write_superblock_fields<ByteCounter>) == kSuperblockEncodedSize);
@@ -59,7 +60,9 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
         fmt::format("superblock has format version {}, this build reads version {}", version, kFormatVersion));
   }
   if (const auto size = r.u32(); size != kSuperblockEncodedSize) {
-    return Status::corruption(fmt::format("superblock records size {}, expected {}", size, kSuperblockEncodedSize));
+    return Status::corruption(fmt::format(
+        "superblock records size {}, expected {}{}", size, kSuperblockEncodedSize,
+        size == 112 ? " (a cache made by an older flashdir: format it again with mkfs.flashdir --force)" : ""));
   }
   const std::uint64_t stored_checksum = r.u64();
   const ConstByteSpan record(slot.data(), kSuperblockEncodedSize);
@@ -83,6 +86,7 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
   sb.ram_budget_bytes = r.u64();
   sb.sequence = r.u64();
   sb.created_unix_s = r.u64();
+  sb.file_id_limit = r.u64();
 
   // The checksum matched, so anything odd below was written by a buggy or newer writer.
   if (Status s = sb.geometry.validate(); !s.is_ok()) {

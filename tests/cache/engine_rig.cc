@@ -42,7 +42,7 @@ Status EngineRig::open_engine() {
   // Commits only when a test calls Engine::commit: what a cut keeps must not depend on timing.
   cache::EngineOptions options = options_;
   options.commit_interval_ms = 0;
-  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, lost_found_.get());
+  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get(), &file_ids_});
   if (!engine.is_ok()) return engine.status();
   engine_ = std::move(engine).value();
   return Status::ok();
@@ -131,6 +131,22 @@ Status EngineRig::use_renumbering_backing(bool claims_stable) {
   if (!backing.is_ok()) return backing.status();
   backing_ = make_faulty_backing_store(
       make_renumbering_backing_store(std::move(backing).value(), numbering_, claims_stable), backing_faults_);
+  return open_engine();
+}
+
+Status EngineRig::edit_catalog(const std::function<void(const std::filesystem::path& catalog_dir)>& edit,
+                               bool power_cut) {
+  if (power_cut) {
+    FLASHDIR_TRY(reopen_ftl(std::nullopt));
+  } else {
+    FLASHDIR_TRY(engine_->close());
+    engine_.reset();
+  }
+  catalog_.reset();
+  edit(dir_ / "catalog");
+  auto catalog = Catalog::open(dir_ / "catalog", Catalog::Access::read_write);
+  if (!catalog.is_ok()) return catalog.status();
+  catalog_ = std::move(catalog).value();
   return open_engine();
 }
 

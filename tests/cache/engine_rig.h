@@ -3,6 +3,8 @@
 // the engine is dropped without closing) and to reopen it cleanly.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +67,10 @@ class EngineRig {
   void renumber_inodes() { numbering_->new_session(); }
   // A clean close, and a reopen over another backing directory (refused by the engine).
   Status reopen_over(const std::filesystem::path& other_backing);
+  // A clean close (or with `power_cut`, a power cut) with the catalog closed too, `edit` run on
+  // the catalog's directory (to put back an older copy, or lose it all), and a reopen.
+  Status edit_catalog(const std::function<void(const std::filesystem::path& catalog_dir)>& edit,
+                      bool power_cut = false);
   // Where the engine saves dirty pages its restart could not prove belong to their file.
   std::filesystem::path lost_found_dir() const { return dir_ / "lost+found"; }
   std::filesystem::path scratch_dir() const { return dir_.path(); }
@@ -88,6 +94,13 @@ class EngineRig {
   std::unique_ptr<cache::BackingStore> backing_;
   std::shared_ptr<InodeNumbering> numbering_ = std::make_shared<InodeNumbering>();
   std::unique_ptr<cache::LostFound> lost_found_;
+  // The durable file id limit, as the superblock keeps it for a mounted cache (it survives the
+  // rig's power cuts and reopens).
+  struct FileIds final : cache::FileIdLimit {
+    std::uint64_t value = 0;
+    std::uint64_t limit() const override { return value; }
+    Result<std::uint64_t> raise(std::uint64_t id) override { return value = std::max(value, id + 16); }
+  } file_ids_;
   std::unique_ptr<cache::Engine> engine_;
 };
 

@@ -101,7 +101,7 @@ class DirEngine {
     REQUIRE(backing.is_ok());
     backing_ = std::move(backing).value();
     lost_found_ = cache::lost_found_directory(paths_.dir / kLostFoundDirName);
-    auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, lost_found_.get());
+    auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get()});
     INFO(engine.status().to_string());
     REQUIRE(engine.is_ok());
     engine_ = std::move(engine).value();

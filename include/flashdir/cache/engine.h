@@ -60,6 +60,10 @@ struct RestartReport {
   std::uint64_t usable_slots = 0;    // cached pages kept (clean and dirty)
   std::uint64_t dropped_slots = 0;   // entries that failed the usability rule (trimmed)
   std::uint64_t orphan_slots = 0;    // usable entries naming a file the catalog does not know
+  // The catalog knew fewer files than the metadata pages name (it lost records: its write-ahead
+  // log deleted, an older copy put back): the ids it lost, whose pages were dropped (dirty ones
+  // saved in lost+found).
+  std::uint64_t catalog_lost_files = 0;
   std::uint64_t dirty_slots = 0;     // dirty pages found
   std::uint64_t written_back_slots = 0;  // dirty pages written to their backing files
   // Dirty pages that could not go back: the page is damaged, or it lies past the largest file
@@ -115,17 +119,36 @@ struct EngineStats {
 // Every figure as one JSON object {"name": number or bool, ...}, in the order a person reads them.
 std::string stats_json(const EngineStats& stats);
 
+// Where a cache keeps the durable high-water mark of its file ids (MountedCache: the
+// superblock, beside the catalog): every id the catalog gives out is below limit(), which raise()
+// moves durably first. A catalog that lost records (its write-ahead log deleted, another copy put
+// back) then never hands out an id the metadata pages still name.
+class FileIdLimit {
+ public:
+  virtual ~FileIdLimit() = default;
+  virtual std::uint64_t limit() const = 0;
+  // Records a limit above `id` durably and returns it.
+  virtual Result<std::uint64_t> raise(std::uint64_t id) = 0;
+};
+
+// What an engine may use beside its FTL, catalog and backing store; each may be missing.
+struct EngineServices {
+  LostFound* lost_found = nullptr;  // without: dirty pages nobody can prove are only counted lost
+  FileIdLimit* file_ids = nullptr;  // without: the catalog's own next id is trusted
+};
+
 class EngineCore;
 
 class Engine {
  public:
-  // Opens the engine over an FTL, catalog and backing store that outlive it (and `lost_found`,
+  // Opens the engine over an FTL, catalog and backing store that outlive it (and the services,
   // if given). Refused if the catalog records another backing directory. On a cache never used
   // by an engine, records the backing directory and formats the slot metadata; otherwise
   // recovers it (hot restart: the report is in stats().restart) and writes back any dirty page
-  // found, each only into the file it was recorded for (others go to `lost_found`).
+  // found, each only into the file it was recorded for (others go to lost+found). Pages whose
+  // file id the catalog does not know are never served: a catalog that lost records is reported.
   static Result<std::unique_ptr<Engine>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
-                                              const EngineOptions& options, LostFound* lost_found = nullptr);
+                                              const EngineOptions& options, EngineServices services = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
