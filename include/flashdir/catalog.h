@@ -143,6 +143,12 @@ class Catalog {
   // move to `to`; with `exchange`, those at `to` move to `from` as well. Returns the records
   // that lost their path (the file a plain rename replaced): they keep their ids and pages.
   Result<std::vector<CatalogFile>> rename(std::string_view from, std::string_view to, bool exchange);
+  // Files with write-back data that an fsync made durable in the cache and that has not gone
+  // back yet: marked before the fsync returns, cleared once the data is back. A restart that
+  // finds the cache's metadata damaged names them as files that may have lost data.
+  Status mark_unwritten(std::uint64_t file_id, bool unwritten);
+  Result<std::vector<std::uint64_t>> unwritten_files() const;
+
   // The record stays (its id, its pages, its path as a hint) but no index names it any more: a
   // file met at its path or inode gets a record of its own.
   Status unindex(std::uint64_t file_id);

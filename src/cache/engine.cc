@@ -59,6 +59,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_dirty_slots", s.restart.dirty_slots},
       {"restart_written_back_slots", s.restart.written_back_slots},
       {"restart_lost_dirty_slots", s.restart.lost_dirty_slots},
+      {"restart_files_with_losses", s.restart.files_with_losses},
       {"restart_saved_dirty_slots", s.restart.saved_dirty_slots},
       {"restart_saved_files", s.restart.saved_files.size()},
       {"restart_usable_fraction", s.restart.usable_fraction},

@@ -129,7 +129,11 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   std::shared_ptr<FileState> state;
   if (const auto it = open_files_.find(key); it != open_files_.end()) state = it->second;
   if (state == nullptr) state = still_dirty(key);
-  if (state != nullptr && !state->expected.same_file_and_contents(*attributes)) {
+  const auto changed_since = [&](FileState& known) {
+    std::lock_guard backing_lock(known.backing_mutex);
+    return !known.expected.same_file_and_contents(*attributes);
+  };
+  if (state != nullptr && changed_since(*state)) {
     if (rule_ == IdentityRule::path) {
       // The path rule cannot tell a file changed behind the engine from another file put at its
       // path: the state there keeps serving its own opens (its descriptors reach its own file),
@@ -448,10 +452,21 @@ Status EngineCore::fsync(FileHandle handle) {
     // but only once the pages are — in the other order a cut between the two leaves zeros in
     // the backing file where the pages were.
     std::lock_guard backing_lock(file.backing_mutex);
+    std::vector<SlotIndex> dirty;
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      const auto dirty = slots_->dirty_slots_of(file.file_id);
+      dirty = slots_->dirty_slots_of(file.file_id);
+    }
+    // The catalog knows the file holds fsync'd data before the fsync returns: a restart that
+    // finds the metadata damaged can then name it (the file lock keeps its pages as they are).
+    if (!dirty.empty() && !file.marked_unwritten) {
+      FLASHDIR_TRY(catalog_.mark_unwritten(file.file_id, true));
+      file.marked_unwritten = true;
+    }
+    {
+      std::lock_guard cache(cache_mutex_);
+      FLASHDIR_TRY(check_alive());
       if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
     }
     BackingFile& backing = *(*open)->backing;

@@ -110,6 +110,12 @@ class EngineCore {
   Status save_lost_dirty_pages(const CatalogFile& file, const std::string& reason);
   // Counts `pages` dirty pages the restart could not write back, keeping the first reason.
   void note_lost_at_restart(std::uint64_t pages, const Status& reason);
+  // Names a file whose fsync'd data the restart found lost, or possibly lost, and why.
+  void note_file_loss(const std::string& path, const std::string& why);
+  // After the restart's write-back: the catalog's marks of files holding fsync'd data not yet
+  // back. With damaged metadata pages every marked file may have lost pages described there, and
+  // is named; a mark whose file has no dirty page left is cleared.
+  Status settle_unwritten_marks(std::uint64_t damaged_metadata_pages);
   Result<OpenHandle*> handle_of(FileHandle handle);
   Status refresh_after_rename(std::string_view to);
 
@@ -192,8 +198,9 @@ class EngineCore {
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);
-  // The file's write_back_error, cleared: reported once, by the next fsync or close.
-  static Status take_write_back_error(FileState& file);
+  // The file's write_back_error (or else the damaged dirty page a read found), cleared: reported
+  // once, by the next fsync or close. The cache lock must not be held.
+  Status take_write_back_error(FileState& file);
   void run_flusher();
   void stop_flusher();
   // The committer thread (commit.cc): commit() every options_.commit_interval_ms.

@@ -69,6 +69,12 @@ struct FileState {
   // write-back: why dirty pages of the file had to be dropped unwritten (by the flusher, a
   // truncate), until an fsync or close reports it; guarded by backing_mutex.
   Status write_back_error;
+  // Whether the catalog marks the file as holding fsync'd data not yet back (Catalog::
+  // mark_unwritten); guarded by backing_mutex.
+  bool marked_unwritten = false;
+  // A dirty page found damaged by a read (its only copy lost), until an fsync or close reports
+  // it with write_back_error; guarded by the engine's cache lock.
+  Status lost_while_open;
   int open_handles = 0;      // guarded by the namespace lock
   // Guarded by the namespace lock: its key reaches another file now (path rule: a rename over
   // its path, an unlink, or another file met there); its pages go and its record is forgotten

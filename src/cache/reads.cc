@@ -146,10 +146,15 @@ Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t
         ++counters_.corrupt_pages;
         const bool dirty = slots_->dirty(slot + i);
         FLASHDIR_TRY(drop_slots({slot + i}));
-        // A dirty page has no other copy: the read fails rather than serve older bytes.
-        if (dirty)
-          return Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
-                                                page + i, file_id));
+        if (dirty) {
+          // A dirty page has no other copy: the read fails rather than serve older bytes, and
+          // the file's next fsync or close says so too (once), as Linux reports a lost write-back.
+          Status lost = Status::corruption(
+              fmt::format("page {} of file {} was only in the cache (write-back) and is damaged", page + i, file_id));
+          if (auto it = dirty_files_.find(file_id); it != dirty_files_.end() && it->second->lost_while_open.is_ok())
+            it->second->lost_while_open = lost;
+          return lost;
+        }
         run.pages = i;
         break;
       }

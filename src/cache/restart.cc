@@ -56,6 +56,7 @@ Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorde
   std::sort(dirty_files.begin(), dirty_files.end());
   dirty_files.erase(std::unique(dirty_files.begin(), dirty_files.end()), dirty_files.end());
   FLASHDIR_TRY(write_back_recovered(dirty_files, recorded_rule));
+  FLASHDIR_TRY(settle_unwritten_marks(recovered.damaged_pages));
   const std::uint64_t seen = restart_.usable_slots + restart_.dropped_slots + restart_.orphan_slots;
   restart_.usable_fraction = seen == 0 ? 1.0 : static_cast<double>(restart_.usable_slots) / static_cast<double>(seen);
   return Status::ok();
@@ -102,7 +103,11 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     // not even know.
     LostPages lost;
     FLASHDIR_TRY(write_back(file_id, **file, end, 0, lost));
-    if (lost.count != 0) note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
+    if (lost.count != 0) {
+      note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
+      note_file_loss(known->relative_path, fmt::format("{} pages that were only in the cache are lost: {}", lost.count,
+                                                       lost.first.message()));
+    }
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(drop_file_pages(file_id, end / page_size_));
@@ -148,6 +153,28 @@ Status EngineCore::save_lost_dirty_pages(const CatalogFile& file, const std::str
   FLASHDIR_TRY(invalidate(file.file_id, slots_->slots_of(file.file_id)));
   const Status forgotten = catalog_.remove_file(file.file_id);
   return forgotten.code() == StatusCode::not_found ? Status::ok() : forgotten;
+}
+
+Status EngineCore::settle_unwritten_marks(std::uint64_t damaged_metadata_pages) {
+  auto marked = catalog_.unwritten_files();
+  if (!marked.is_ok()) return marked.status();
+  for (std::uint64_t file_id : *marked) {
+    auto file = catalog_.find_by_id(file_id);
+    if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
+    if (file.is_ok() && damaged_metadata_pages != 0) {
+      note_file_loss(file->relative_path,
+                     fmt::format("{} damaged metadata pages may have described pages of it that an fsync had made "
+                                 "durable in the cache and that had not gone back yet; they are lost",
+                                 damaged_metadata_pages));
+    }
+    if (!file.is_ok() || slots_->dirty_slots_of(file_id, 1).empty()) FLASHDIR_TRY(catalog_.mark_unwritten(file_id, false));
+  }
+  return Status::ok();
+}
+
+void EngineCore::note_file_loss(const std::string& path, const std::string& why) {
+  if (restart_.losses.size() < RestartReport::kMaxListedFiles) restart_.losses.push_back(fmt::format("{}: {}", path, why));
+  ++restart_.files_with_losses;
 }
 
 void EngineCore::note_lost_at_restart(std::uint64_t pages, const Status& reason) {

@@ -187,6 +187,17 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (!lost.first.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost.first;
   FLASHDIR_TRY(flushed);
   FLASHDIR_TRY(note_own_change(file, *file.write_target));
+  if (file.marked_unwritten) {
+    bool all_back = false;
+    {
+      std::lock_guard cache(cache_mutex_);
+      all_back = slots_->dirty_slots_of(file.file_id, 1).empty();
+    }
+    if (all_back) {
+      FLASHDIR_TRY(catalog_.mark_unwritten(file.file_id, false));
+      file.marked_unwritten = false;
+    }
+  }
   // Pages past the backing's largest file went (every dirty page below them went back first):
   // the file ends where the backing file does, or the next fsync would try to extend it there.
   if (lost.past_largest_file) file.size_bytes = std::min(file.size_bytes.load(), file.expected.size_bytes);
@@ -194,7 +205,13 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
 }
 
 Status EngineCore::take_write_back_error(FileState& file) {
-  return std::exchange(file.write_back_error, Status::ok());
+  Status lost;
+  {
+    std::lock_guard cache(cache_mutex_);
+    lost = std::exchange(file.lost_while_open, Status::ok());
+  }
+  Status error = std::exchange(file.write_back_error, Status::ok());
+  return error.is_ok() ? lost : error;
 }
 
 Status EngineCore::write_back(FileHandle handle, bool take_error) {

@@ -353,6 +353,29 @@ Result<std::vector<CatalogFile>> Catalog::rename(std::string_view from, std::str
   return replaced;
 }
 
+Status Catalog::mark_unwritten(std::uint64_t file_id, bool unwritten) {
+  rocksdb::WriteBatch batch;
+  if (unwritten) {
+    batch.Put(catalog::unwritten_key(file_id), "");
+  } else {
+    batch.Delete(catalog::unwritten_key(file_id));
+  }
+  return db_->write(batch, fmt::format("catalog: marking file {} {}", file_id, unwritten ? "unwritten" : "written back"));
+}
+
+Result<std::vector<std::uint64_t>> Catalog::unwritten_files() const {
+  std::vector<std::uint64_t> files;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(checked_reads()));
+  const std::string prefix = catalog::unwritten_key_prefix();
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto file_id = catalog::file_id_of_unwritten_key(it->key().ToStringView());
+    if (!file_id.is_ok()) return file_id.status();
+    files.push_back(*file_id);
+  }
+  FLASHDIR_TRY(from_rocksdb(it->status(), "catalog: listing files with unwritten data"));
+  return files;
+}
+
 Status Catalog::unindex(std::uint64_t file_id) {
   std::lock_guard lock(db_->write_mutex);
   auto file = db_->file(file_id);
@@ -371,6 +394,7 @@ Status Catalog::remove_file(std::uint64_t file_id) {
   if (!file.is_ok()) return file.status();
   rocksdb::WriteBatch batch;
   batch.Delete(catalog::file_key(file_id));
+  batch.Delete(catalog::unwritten_key(file_id));
   const std::string path = catalog::path_key(file->relative_path);
   if (db_->names(path, file_id)) batch.Delete(path);
   const std::string inode = catalog::inode_key(file->attributes.device, file->attributes.inode);

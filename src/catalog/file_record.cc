@@ -16,6 +16,7 @@ constexpr std::size_t kBackingRootFixedBytes = 1 + 8 * 4 + 4 + 8;
 constexpr std::string_view kFilePrefix = "file/";
 constexpr std::string_view kPathPrefix = "path/";
 constexpr std::string_view kInodePrefix = "inode/";
+constexpr std::string_view kUnwrittenPrefix = "unwritten/";
 
 ConstByteSpan bytes_of(std::string_view s) {
   return ConstByteSpan(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
@@ -37,14 +38,31 @@ std::string file_key(std::uint64_t file_id) {
 
 std::string file_key_prefix() { return std::string(kFilePrefix); }
 
-Result<std::uint64_t> file_id_of_key(std::string_view key) {
-  if (key.size() != kFilePrefix.size() + 8 || !key.starts_with(kFilePrefix)) {
-    return Status::corruption(fmt::format("catalog: malformed file key of {} bytes", key.size()));
+namespace {
+
+// The id a key of `prefix` + u64 BE names.
+Result<std::uint64_t> id_of_key(std::string_view key, std::string_view prefix) {
+  if (key.size() != prefix.size() + 8 || !key.starts_with(prefix)) {
+    return Status::corruption(fmt::format("catalog: malformed {} key of {} bytes", prefix, key.size()));
   }
   std::uint64_t file_id = 0;
-  for (char c : key.substr(kFilePrefix.size())) file_id = (file_id << 8) | static_cast<std::uint8_t>(c);
+  for (char c : key.substr(prefix.size())) file_id = (file_id << 8) | static_cast<std::uint8_t>(c);
   return file_id;
 }
+
+}  // namespace
+
+Result<std::uint64_t> file_id_of_key(std::string_view key) { return id_of_key(key, kFilePrefix); }
+
+std::string unwritten_key(std::uint64_t file_id) {
+  std::string key(kUnwrittenPrefix);
+  append_big_endian(key, file_id);
+  return key;
+}
+
+std::string unwritten_key_prefix() { return std::string(kUnwrittenPrefix); }
+
+Result<std::uint64_t> file_id_of_unwritten_key(std::string_view key) { return id_of_key(key, kUnwrittenPrefix); }
 
 std::string path_key(std::string_view relative_path) {
   std::string key(kPathPrefix);

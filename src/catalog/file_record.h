@@ -8,6 +8,7 @@
 //   file/<id u64 BE>      the file record below (big-endian ids sort numerically)
 //   path/<relative path>  u64 LE file id: the record whose file is at that path
 //   inode/<device u64 BE><inode u64 BE>   u64 LE file id: the record of that inode
+//   unwritten/<id u64 BE> empty: the file has fsync'd write-back data not yet back (Catalog::mark_unwritten)
 // File record: u8 version (2), u64 device, u64 inode, i64 birth_ns, u32 uid, u32 gid,
 // u64 size, i64 mtime_ns, i64 ctime_ns, u32 path length, path bytes; all little-endian.
 // Backing root record: u8 version (1), u64 fs_type, u64 fs_id, u64 root inode, i64 root
@@ -30,6 +31,9 @@ std::string file_key_prefix();
 Result<std::uint64_t> file_id_of_key(std::string_view key);
 std::string path_key(std::string_view relative_path);
 std::string inode_key(std::uint64_t device, std::uint64_t inode);
+std::string unwritten_key(std::uint64_t file_id);
+std::string unwritten_key_prefix();
+Result<std::uint64_t> file_id_of_unwritten_key(std::string_view key);
 
 std::string encode_u64(std::uint64_t value);
 std::string encode_file_id(std::uint64_t file_id);

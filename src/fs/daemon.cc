@@ -245,6 +245,9 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
     spdlog::error("write-back: {} dirty pages could not be written back and are lost; the first: {}",
                   restart.lost_dirty_slots, restart.lost_dirty_reason);
   }
+  for (const std::string& loss : restart.losses) spdlog::error("write-back: data an fsync had kept is lost: {}", loss);
+  if (restart.files_with_losses > restart.losses.size())
+    spdlog::error("write-back: ... and {} more files lost data", restart.files_with_losses - restart.losses.size());
   if (restart.saved_dirty_slots != 0) {
     std::string names;
     for (const std::string& name : restart.saved_files) names += (names.empty() ? "" : ", ") + name;

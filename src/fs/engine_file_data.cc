@@ -206,7 +206,8 @@ Status EngineFileData::close() { return cache_->close(); }
 std::vector<StatsSection> EngineFileData::stats() const {
   // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
   StatsSection section{"cache", {}};
-  const auto figures = nlohmann::ordered_json::parse(cache::stats_json(cache_->engine().stats()));
+  const cache::EngineStats stats = cache_->engine().stats();
+  const auto figures = nlohmann::ordered_json::parse(cache::stats_json(stats));
   for (auto it = figures.begin(); it != figures.end(); ++it) {
     if (it->is_number_unsigned()) {
       section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
@@ -221,7 +222,11 @@ std::vector<StatsSection> EngineFileData::stats() const {
   section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
   StatsSection identity{"identity", {}};
   identity.rows.emplace_back("rule", std::string(identity_rule_name(cache_->engine().identity_rule())));
-  return {section, identity, ftl_stats_section(cache_->engine().ftl_stats())};
+  // The files whose fsync'd data the restart found lost, each with why (none: empty).
+  StatsSection losses{"restart_losses", {}};
+  for (std::size_t i = 0; i < stats.restart.losses.size(); ++i)
+    losses.rows.emplace_back(std::to_string(i + 1), stats.restart.losses[i]);
+  return {section, identity, losses, ftl_stats_section(cache_->engine().ftl_stats())};
 }
 
 }  // namespace flashdir::fs

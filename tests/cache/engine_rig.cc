@@ -73,10 +73,16 @@ std::vector<std::uint8_t> EngineRig::read_through(const std::string& name, std::
 }
 
 void EngineRig::damage_slot(std::uint32_t slot) {
-  REQUIRE(ftl_->flush().is_ok());
   auto layout = cache::SlotLayout::compute(ftl_->logical_pages(), geometry_.page_size_bytes);
   REQUIRE(layout.is_ok());
-  auto ppn = ftl_->core().ram().lookup(layout->data_lpn(slot), ftl::Access::internal);
+  damage_lpn(layout->data_lpn(slot));
+}
+
+void EngineRig::damage_metadata_page(std::uint32_t page) { damage_lpn(Lpn(page)); }
+
+void EngineRig::damage_lpn(Lpn lpn) {
+  REQUIRE(ftl_->flush().is_ok());
+  auto ppn = ftl_->core().ram().lookup(lpn, ftl::Access::internal);
   REQUIRE(ppn.is_ok());
   std::vector<std::uint8_t> data(geometry_.page_size_bytes), oob(geometry_.oob_size_bytes);
   REQUIRE(chip_.store().read_pages(Ppn(*ppn), 1, data, oob).is_ok());

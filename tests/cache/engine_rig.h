@@ -45,6 +45,8 @@ class EngineRig {
   // Flips one bit of the data of the page slot `slot` holds, in the medium (after a flush, so
   // that the page is on the chip): every read of it fails verification.
   void damage_slot(std::uint32_t slot);
+  // The same for metadata page `page` (LPN `page`): the restart finds it damaged.
+  void damage_metadata_page(std::uint32_t page);
   // A power cut: the engine and FTL are dropped with whatever RAM they had; everything reopens,
   // through a FaultyChip that follows `plan` if one is given (to cut the engine's next run).
   Status power_cycle(std::optional<FaultPlan> plan = std::nullopt);
@@ -77,6 +79,8 @@ class EngineRig {
 
  private:
   Status open_engine();
+  // Flips a bit of the page `lpn` maps to, in the medium (after a flush).
+  void damage_lpn(Lpn lpn);
   // Drops the engine and FTL without closing, and opens the FTL again over a fresh view of
   // the chip (through a FaultyChip following `plan`, if one is given).
   Status reopen_ftl(std::optional<FaultPlan> plan);

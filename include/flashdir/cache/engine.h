@@ -72,6 +72,13 @@ struct RestartReport {
   // `lost_dirty_reason` says why the first one went.
   std::uint64_t lost_dirty_slots = 0;
   std::string lost_dirty_reason;
+  // Every file whose fsync'd data was lost or may have been ("path: why"): a dirty page that
+  // could never go back, or a damaged metadata page where a file marked as holding unwritten data
+  // may have had its pages described (Catalog::mark_unwritten). At most kMaxListedFiles listed;
+  // files_with_losses counts them all.
+  std::uint64_t files_with_losses = 0;
+  std::vector<std::string> losses;
+  static constexpr std::size_t kMaxListedFiles = 100;
   // Dirty pages whose file could not be proven to be the one now at their recorded place (it is
   // gone, or another file took its name): saved in lost+found, under these names.
   std::uint64_t saved_dirty_slots = 0;
