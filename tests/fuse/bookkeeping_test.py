@@ -2,6 +2,7 @@
 log never lets the metadata pages name a new file's pages, and another cache's catalog put in
 place of a cache's own is refused.
 """
+import contextlib
 import glob
 import os
 import shutil
@@ -57,6 +58,37 @@ def catalog_log_deleted(check, top):
         check.check(wrong == 0, f"wal: the extended files read zeros ({wrong} of {15 * len(new)} pages hold other bytes)")
 
 
+def catalog_log_deleted_after_kill(check, top):
+    """Write-back: an fsync'd page, kill -9, the catalog's log deleted: the page is kept in
+    lost+found and the mount says so (before, it was dropped without a word)."""
+    backing, mnt, cache = f"{top}/wal9/b", f"{top}/wal9/m", f"{top}/wal9/c"
+    os.makedirs(backing)
+    os.makedirs(mnt)
+    write_file(f"{backing}/journal", b"o" * 4 * PAGE)
+    mount = harness.Mount(backing, mnt, cache, "mode=writeback")
+    try:
+        fd = os.open(f"{mnt}/journal", os.O_RDWR)
+        os.pwrite(fd, b"FSYNCED-RECORD!!" * (PAGE // 16), PAGE)
+        os.fsync(fd)
+        mount.kill9()
+        with contextlib.suppress(OSError):  # the daemon is gone: ENOTCONN
+            os.close(fd)
+    finally:
+        mount.stop()
+    for log in glob.glob(f"{cache}/catalog/*.log"):
+        os.unlink(log)
+    with harness.Mount(backing, mnt, cache, "mode=writeback") as again:
+        check.check("saved in" in again.startup_log and "lost" in again.startup_log,
+                    f"wal9: the mount says the catalog lost records and where the page went: {again.startup_log}")
+        check.check(read_all(f"{mnt}/journal") == b"o" * 4 * PAGE, "wal9: the file reads as its backing file holds it")
+    saved = [n for n in os.listdir(f"{cache}/lost+found") if not n.endswith(".txt")] \
+        if os.path.isdir(f"{cache}/lost+found") else []
+    check.check(len(saved) == 1 and saved[0].endswith("-record-lost"), f"wal9: lost+found keeps the page: {saved}")
+    if saved:
+        kept = read_all(f"{cache}/lost+found/{saved[0]}")
+        check.check(kept[PAGE:2 * PAGE] == b"FSYNCED-RECORD!!" * (PAGE // 16), "wal9: with its bytes at their offset")
+
+
 def another_caches_catalog(check, top):
     """Another cache's catalog put in a cache's place: refused, the cache served from neither."""
     backing, mnt = f"{top}/swap/b", f"{top}/swap/m"
@@ -81,6 +113,7 @@ def main():
     check = harness.Checker("fuse bookkeeping")
     with harness.scratch("bookkeeping") as top:
         catalog_log_deleted(check, top)
+        catalog_log_deleted_after_kill(check, top)
         another_caches_catalog(check, top)
     return check.finish()
 
