@@ -27,6 +27,8 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   meta=SCHEME            lufuw (default) | write-update | update-write-update
   seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never)
   seq_cutoff_write=SIZE  the same for writes
+  min_free=SIZE          free space kept on the cache directory's file system (default 16M): below it
+                         the cache stops and the mount serves from the backing until space returns
   nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread

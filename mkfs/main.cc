@@ -29,7 +29,7 @@ flashdir::Status parse_u32_size(const std::string& option, const std::string& te
   return flashdir::Status::ok();
 }
 
-void print_summary(const std::string& dir, const flashdir::format::Superblock& sb) {
+void print_summary(const std::string& dir, const flashdir::format::Superblock& sb, flashdir::ImageSpace space) {
   const flashdir::CacheDirPaths paths(dir);
   fmt::print("formatted {}\n", dir);
   fmt::print("  uuid      {}\n", sb.uuid.to_string());
@@ -46,7 +46,8 @@ void print_summary(const std::string& dir, const flashdir::format::Superblock& s
   fmt::print("  FTL       {} mapping, {} GC, {} device RAM shared by {}\n",
              flashdir::format::mapping_scheme_name(sb.mapping_scheme), flashdir::format::gc_policy_name(sb.gc_policy),
              flashdir::format_size(sb.ram_budget_bytes), flashdir::ram_policy_label(chosen));
-  fmt::print("  image     {} (sparse)\n", paths.image.string());
+  fmt::print("  image     {} ({})\n", paths.image.string(),
+             space == flashdir::ImageSpace::sparse ? "sparse" : "space reserved");
   fmt::print("  catalog   {}\n", paths.catalog.string());
 }
 
@@ -55,7 +56,7 @@ void print_summary(const std::string& dir, const flashdir::format::Superblock& s
 int main(int argc, char** argv) {
   using flashdir::Geometry;
   CLI::App app{
-      "Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (sparse) "
+      "Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (its space reserved) "
       "and an empty catalog."};
   std::string dir;
   std::string size_text;
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   std::string ram_text = "64M";
   std::string ram_policy_text = "tree";
   bool force = false;
+  bool sparse = false;
 
   app.add_option("DIR", dir, "Cache directory to format (created if its parent exists)")->required();
   app.add_option("-s,--size", size_text,
@@ -110,6 +112,9 @@ int main(int argc, char** argv) {
                  "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
                  "(P percent for mapping)")
       ->capture_default_str();
+  app.add_flag("--sparse", sparse,
+               "Leave the image sparse (its space is taken as pages are written) instead of reserving it: a cache "
+               "larger than the free space is then accepted, and a full disk stops it; for experiments");
   app.add_flag("-f,--force", force,
                "Replace the flashdir cache in DIR (only flashdir's own files); a directory holding anything else is "
                "refused");
@@ -117,6 +122,7 @@ int main(int argc, char** argv) {
 
   flashdir::FormatOptions options;
   options.force = force;
+  if (sparse) options.image_space = flashdir::ImageSpace::sparse;
   options.pages_per_block = pages_per_block;
   auto capacity = flashdir::parse_size(size_text);
   if (!capacity.is_ok()) return refuse(capacity.status().with_context("--size"));
@@ -151,6 +157,6 @@ int main(int argc, char** argv) {
   auto formatted = flashdir::format_cache_dir(dir, options);
   if (!formatted.is_ok()) return refuse(formatted.status());
   for (const auto& warning : formatted->warnings) fmt::print(stderr, "{}: {}\n", kTool, warning);
-  print_summary(dir, formatted->superblock);
+  print_summary(dir, formatted->superblock, options.image_space);
   return 0;
 }

@@ -24,7 +24,7 @@ done
 echo "=== build-tsan: build (cache tests only)"
 ninja -C "$FLASHDIR_ROOT/build-tsan" tests/test-cache
 echo "=== build-tsan: test"
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$FLASHDIR_ROOT/tests/tsan.supp" \
   meson test -C "$FLASHDIR_ROOT/build-tsan" --no-rebuild --print-errorlogs cache || status=1
 
 [ $status -eq 0 ] && echo "=== all tests passed" || echo "=== some tests FAILED"

@@ -12,6 +12,7 @@
 #include "flashdir/format.h"
 #include "flashdir/ftl/options.h"
 #include "flashdir/geometry.h"
+#include "flashdir/nand/page_store.h"
 #include "flashdir/status.h"
 #include "flashdir/trusted_dir.h"
 
@@ -51,6 +52,7 @@ struct FormatOptions {
   format::RamPolicy ram_policy = format::RamPolicy::tree;
   std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
   bool force = false;  // replace an existing cache or a partial one (only flashdir's own entries are removed)
+  ImageSpace image_space = ImageSpace::reserved;  // mkfs --sparse: the image takes space as it is written
 
   // The chip these options describe, or why they are refused: a bad page, OOB or block size, a
   // size that is not a whole number of blocks or holds fewer than kMinimumCacheBlocks, or

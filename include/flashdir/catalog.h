@@ -156,6 +156,10 @@ class Catalog {
   // Every recorded file (fsck, tests).
   Result<std::vector<CatalogFile>> all_files() const;
 
+  // The first write the catalog failed (its disk full, a disk error); ok if none has. After one,
+  // RocksDB refuses writes until reopened: the cache that uses this catalog has stopped.
+  Status write_failure() const;
+
  private:
   struct Db;
   explicit Catalog(std::unique_ptr<Db> db);

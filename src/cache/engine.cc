@@ -100,6 +100,9 @@ Status Engine::renamed(std::string_view from, std::string_view to, RenameKind ki
   return core_->renamed(from, to, kind);
 }
 IdentityRule Engine::identity_rule() const { return core_->identity_rule(); }
+Status Engine::stop(const Status& reason) { return core_->stop(reason); }
+std::optional<Status> Engine::stopped() const { return core_->stopped(); }
+std::vector<UnwrittenFile> Engine::files_with_unwritten_data() { return core_->files_with_unwritten_data(); }
 Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }

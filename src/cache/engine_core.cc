@@ -629,16 +629,6 @@ bool EngineCore::promoted(std::uint64_t file_id, std::uint64_t page) {
   return true;
 }
 
-Status EngineCore::fail(Status status) {
-  if (failed_.is_ok()) failed_ = status.with_context("the cache engine stopped");
-  return failed_;
-}
-
-Status EngineCore::check_alive() const {
-  if (closed_) return Status::invalid_argument("the cache engine is closed");
-  return failed_;
-}
-
 // ---- stats ----
 
 FtlStats EngineCore::ftl_stats() const {

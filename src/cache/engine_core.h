@@ -68,6 +68,9 @@ class EngineCore {
   Status renamed(std::string_view from, std::string_view to, RenameKind kind);
   Status unlinked(std::string_view relative_path);
   IdentityRule identity_rule() const { return rule_; }
+  Status stop(const Status& reason);
+  std::optional<Status> stopped() const;
+  std::vector<UnwrittenFile> files_with_unwritten_data();
   Status close();
   EngineStats stats() const;
   FtlStats ftl_stats() const;
@@ -226,6 +229,11 @@ class EngineCore {
   // The engine stops after an FTL failure (a power cut): every later call returns it.
   Status fail(Status status);
   Status check_alive() const;
+  // The files (open, or closed with pages that failed to go back) holding dirty pages; under
+  // namespace_mutex_ and cache_mutex_.
+  std::vector<std::shared_ptr<FileState>> files_holding_dirty_pages();
+  // stop(): makes the write-back data of `files` durable in the cache and in the backing files' sizes.
+  Status keep_write_back_data(const std::vector<std::shared_ptr<FileState>>& files);
 
   Ftl& ftl_;
   Catalog& catalog_;

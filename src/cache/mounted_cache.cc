@@ -121,7 +121,8 @@ MountedCache::MountedCache(std::unique_ptr<Parts> parts, std::unique_ptr<Engine>
     : parts_(std::move(parts)), engine_(std::move(engine)) {}
 
 MountedCache::~MountedCache() {
-  if (parts_->closed) return;
+  // A stopped engine cannot close: the cache is left as a power cut leaves it, for the next open.
+  if (parts_->closed || engine_->stopped()) return;
   if (Status s = close(); !s.is_ok()) spdlog::error("closing the cache {}: {}", parts_->paths.dir.string(), s.to_string());
 }
 

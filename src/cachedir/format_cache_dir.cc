@@ -138,7 +138,7 @@ Result<format::Superblock> format_locked_cache_dir(const TrustedDir& dir, const 
   if (::fchmodat(dir.fd.get(), paths.catalog.filename().c_str(), 0700, 0) != 0)
     return errno_status(fmt::format("making {} private", paths.catalog.string()));
   {
-    auto image = create_image_store(paths.image, sb.geometry, sb.uuid);
+    auto image = create_image_store(paths.image, sb.geometry, sb.uuid, options.image_space);
     if (!image.is_ok()) return image.status();
     SimClock clock;
     SimulatedChip chip(image.value(), LatencyProfile::of(LatencyPreset::zero), clock);

@@ -1,5 +1,9 @@
 #include "flashdir/catalog.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include <fmt/format.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -9,6 +13,8 @@
 #include <vector>
 
 #include "catalog/file_record.h"
+#include "catalog/rocksdb_log.h"
+#include "flashdir/file_io.h"
 #include "flashdir/endian.h"
 
 namespace flashdir {
@@ -32,9 +38,9 @@ Status from_rocksdb(const rocksdb::Status& s, const std::string& context) {
 rocksdb::Options catalog_options() {
   rocksdb::Options options;
   options.paranoid_checks = true;
-  options.keep_log_file_num = 2;
   options.max_manifest_file_size = 4 << 20;
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  options.info_log = catalog::rocksdb_log();
   return options;
 }
 
@@ -66,6 +72,8 @@ struct Catalog::Db {
   std::mutex write_mutex;  // id allocation and read-modify-write updates
   std::uint64_t id_limit = 0;         // guarded by write_mutex; 0: no reservation
   Catalog::RaiseIdLimit raise_limit;  // guarded by write_mutex
+  mutable std::mutex failure_mutex;
+  Status first_write_failure;  // guarded by failure_mutex
 
   Result<std::uint64_t> next_id() const {
     auto next = get(kNextFileIdKey, "reading the next file id");
@@ -118,7 +126,12 @@ struct Catalog::Db {
   }
   Status write(rocksdb::WriteBatch& batch, const std::string& what) {
     if (read_only) return Status::invalid_argument(fmt::format("{}: the catalog is open read-only", what));
-    return from_rocksdb(db->Write(synced(), &batch), what);
+    Status status = from_rocksdb(db->Write(synced(), &batch), what);
+    if (!status.is_ok()) {
+      std::lock_guard lock(failure_mutex);
+      if (first_write_failure.is_ok()) first_write_failure = status;
+    }
+    return status;
   }
   // The records the path index names at `path` itself and below it (a directory).
   Result<std::vector<CatalogFile>> at_and_under(std::string_view path) const {
@@ -146,6 +159,9 @@ Result<std::unique_ptr<Catalog>> Catalog::create(const std::filesystem::path& pa
   rocksdb::Options options = catalog_options();
   options.create_if_missing = true;
   options.error_if_exists = true;
+  // Made here, private, rather than by RocksDB: it logs the missing directory as an error.
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+    return errno_status(fmt::format("creating catalog directory {}", path.string()));
   rocksdb::DB* raw = nullptr;
   FLASHDIR_TRY(from_rocksdb(rocksdb::DB::Open(options, path.string(), &raw),
                             fmt::format("creating catalog {}", path.string())));
@@ -351,6 +367,11 @@ Result<std::vector<CatalogFile>> Catalog::rename(std::string_view from, std::str
   }
   FLASHDIR_TRY(db_->write(batch, fmt::format("catalog: renaming {} to {}", from, to)));
   return replaced;
+}
+
+Status Catalog::write_failure() const {
+  std::lock_guard lock(db_->failure_mutex);
+  return db_->first_write_failure;
 }
 
 Status Catalog::mark_unwritten(std::uint64_t file_id, bool unwritten) {

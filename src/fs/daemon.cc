@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -206,33 +207,20 @@ FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOpti
   return ftl;
 }
 
-struct Served {
-  int exit_code = 1;
-  bool mounted = false;  // the mount came up: the cache is kept whatever happens next
-};
-
-// Everything from the taken cache to the clean shutdown: the data path, the FUSE session, the
-// loop. The lock's line follows: "serving MOUNTPOINT" once mounted, "closing" once the session
-// has ended, so that a daemon starting meanwhile waits instead of failing.
-Served serve(const MountRequest& request, Backing& backing, const std::filesystem::path& mountpoint,
-             TakenCache& cache, Startup& startup) {
-  Served served;
-  MountContext context;
-  context.options = request.options;
-  context.backing_root = backing.canonical;
-  context.cache_dir = cache.dir.path;
-  context.owner_uid = ::geteuid();
-  context.owner_gid = ::getegid();
-  context.inodes = std::make_unique<InodeTable>(std::move(backing.fd), backing.st, inode_fd_budget());
-  auto backing_store = cache::open_posix_backing_store(backing.canonical);
-  if (!backing_store.is_ok()) return {refuse(backing_store.status())};
+// Opens the cache (at mount, and again when a stopped cache resumes) and logs what its restart
+// found.
+Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& request,
+                                                        const std::filesystem::path& backing_root,
+                                                        const TakenCache& cache) {
+  auto backing_store = cache::open_posix_backing_store(backing_root);
+  if (!backing_store.is_ok()) return backing_store.status();
   auto mounted = cache::MountedCache::open(cache.dir.path, std::move(backing_store.value()), engine_options(request.options),
                                            ftl_options_for(cache.superblock, request.options),
                                            request.options.nand_latency == NandLatencyMode::emulate
                                                ? cache::ChipTiming::real_time
                                                : cache::ChipTiming::simulated);
   if (!mounted.is_ok())
-    return {refuse(mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string())))};
+    return mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string()));
   const auto restart = mounted.value()->engine().stats().restart;
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
                restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
@@ -255,8 +243,35 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
                   "path and were saved in {}: {}",
                   restart.saved_dirty_slots, restart.saved_files.size(), (cache.dir.path / kLostFoundDirName).string(), names);
   }
+  return mounted;
+}
+
+struct Served {
+  int exit_code = 1;
+  bool mounted = false;  // the mount came up: the cache is kept whatever happens next
+};
+
+// Everything from the taken cache to the clean shutdown: the data path, the FUSE session, the
+// loop. The lock's line follows: "serving MOUNTPOINT" once mounted, "closing" once the session
+// has ended, so that a daemon starting meanwhile waits instead of failing.
+Served serve(const MountRequest& request, Backing& backing, const std::filesystem::path& mountpoint,
+             TakenCache& cache, Startup& startup) {
+  Served served;
+  MountContext context;
+  context.options = request.options;
+  context.backing_root = backing.canonical;
+  context.cache_dir = cache.dir.path;
+  context.owner_uid = ::geteuid();
+  context.owner_gid = ::getegid();
+  context.inodes = std::make_unique<InodeTable>(std::move(backing.fd), backing.st, inode_fd_budget());
+  auto mounted = open_cache(request, backing.canonical, cache);
+  if (!mounted.is_ok()) return {refuse(mounted.status())};
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
-  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()),
+  CacheSupervisor::Options supervision;
+  supervision.dir = cache.dir.path;
+  supervision.min_free_bytes = request.options.min_free_bytes;
+  supervision.reopen = [&request, &backing, &cache] { return open_cache(request, backing.canonical, cache); };
+  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()), std::move(supervision),
                                                   request.options.write_mode == WriteMode::writeback);
   if (!context.inodes->reopens_by_handle())
     spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
@@ -353,7 +368,12 @@ int run_mount(const MountRequest& request) {
   Startup startup(request.options.foreground);
   log_fatal_signals();
   // Log lines go to stderr: the terminal in the foreground, CACHE/daemon.log in the background.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("flashdir"));
+  // Warnings and errors go to syslog (journald) as well: a full cache disk, where daemon.log
+  // lives, must not swallow the message that says so.
+  auto syslog = std::make_shared<spdlog::sinks::syslog_sink_mt>("flashdir", LOG_PID, LOG_DAEMON, false);
+  syslog->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "flashdir", spdlog::sinks_init_list{std::make_shared<spdlog::sinks::stderr_color_sink_mt>(), syslog}));
   if (request.options.debug) spdlog::set_level(spdlog::level::debug);
 
   // The cache's files (RocksDB's among them) are private whatever the caller's umask; serve()

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -20,54 +22,75 @@ Errno errno_for(const Status& status) { return Errno{errno_of(status)}; }
 
 class EngineOpenFile final : public OpenFile {
  public:
-  EngineOpenFile(cache::Engine& engine, cache::FileHandle handle, UniqueFd fd, int flags, bool write_back)
-      : engine_(engine),
+  EngineOpenFile(std::shared_ptr<cache::MountedCache> cache, CacheSupervisor& supervisor, cache::FileHandle handle,
+                 UniqueFd fd, const OpenRequest& request, const struct stat& st, bool write_back)
+      : cache_(std::move(cache)),
+        supervisor_(supervisor),
         handle_(handle),
         fd_(std::move(fd)),
-        for_writing_((flags & O_ACCMODE) != O_RDONLY),
+        relative_path_(request.relative_path),
+        st_(st),
+        for_writing_((request.flags & O_ACCMODE) != O_RDONLY),
         write_back_(write_back),
-        sync_writes_(write_back && (flags & O_DSYNC) != 0) {}
+        sync_writes_(write_back && (request.flags & O_DSYNC) != 0) {}
 
   ~EngineOpenFile() override {
-    if (Status s = engine_.release(handle_); !s.is_ok()) spdlog::error("releasing a cached file: {}", s.to_string());
+    if (engine().stopped()) return;  // a stopped engine is left as it is, for its restart
+    if (Status s = engine().release(handle_); !s.is_ok()) spdlog::error("releasing a cached file: {}", s.to_string());
   }
 
   SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
-    if (PassthroughFile* direct = this->direct()) return direct->read(offset, out);
-    auto n = engine_.read(handle_, offset, out);
-    if (!n.is_ok()) return errno_for(n.status());
-    return *n;
+    if (PassthroughFile* direct = direct_path()) return direct->read(offset, out);
+    auto n = engine().read(handle_, offset, out);
+    if (n.is_ok()) return *n;
+    if (PassthroughFile* direct = leave_stopped_cache()) return direct->read(offset, out);
+    return errno_for(n.status());
   }
 
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override {
-    if (PassthroughFile* direct = this->direct()) return direct->write(offset, in, append);
+    if (PassthroughFile* direct = direct_path()) return direct->write(offset, in, append);
     // Appends go to the end of the file as the engine has it (with write-back, past the backing
     // file's end), found and written under the engine's file lock.
-    auto n = append ? engine_.append(handle_, in) : engine_.write(handle_, offset, in);
-    if (!n.is_ok()) return errno_for(n.status());
+    auto n = append ? engine().append(handle_, in) : engine().write(handle_, offset, in);
+    if (!n.is_ok()) {
+      // A write at an offset may be made again on the backing file; an append the failed call
+      // may already have made there may not.
+      PassthroughFile* direct = leave_stopped_cache();
+      if (direct != nullptr && !append) return direct->write(offset, in, append);
+      return errno_for(n.status());
+    }
     // O_SYNC and O_DSYNC: a write returns durable. With write-back that is in the cache, as
     // after fsync; otherwise the engine's descriptor carries the flag to the backing file.
     if (sync_writes_) {
-      if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
+      if (Status s = engine().fsync(handle_); !s.is_ok()) return errno_for(s);
     }
     return *n;
   }
 
   SysResult<bool> truncate(std::uint64_t size_bytes) override {
-    if (PassthroughFile* direct = this->direct()) return direct->truncate(size_bytes);
-    if (Status s = engine_.truncate(handle_, size_bytes); !s.is_ok()) return errno_for(s);
+    if (PassthroughFile* direct = direct_path()) return direct->truncate(size_bytes);
+    if (Status s = engine().truncate(handle_, size_bytes); !s.is_ok()) {
+      if (PassthroughFile* direct = leave_stopped_cache()) return direct->truncate(size_bytes);
+      return errno_for(s);
+    }
     return true;
   }
 
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override {
-    if (PassthroughFile* direct = this->direct()) return direct->fallocate(mode, offset, length);
-    if (Status s = engine_.fallocate(handle_, mode, offset, length); !s.is_ok()) return errno_for(s);
+    if (PassthroughFile* direct = direct_path()) return direct->fallocate(mode, offset, length);
+    if (Status s = engine().fallocate(handle_, mode, offset, length); !s.is_ok()) {
+      if (PassthroughFile* direct = leave_stopped_cache()) return direct->fallocate(mode, offset, length);
+      return errno_for(s);
+    }
     return true;
   }
 
   SysResult<bool> fsync(bool data_only) override {
-    if (PassthroughFile* direct = this->direct()) return direct->fsync(data_only);
-    if (Status s = engine_.fsync(handle_); !s.is_ok()) return errno_for(s);
+    if (PassthroughFile* direct = direct_path()) return direct->fsync(data_only);
+    if (Status s = engine().fsync(handle_); !s.is_ok()) {
+      if (PassthroughFile* direct = leave_stopped_cache()) return direct->fsync(data_only);
+      return errno_for(s);
+    }
     return true;
   }
 
@@ -76,15 +99,15 @@ class EngineOpenFile final : public OpenFile {
   bool bypasses_cache() const override { return direct() != nullptr; }
   SysResult<bool> write_back_keeping_error() override {
     if (!defers_writes()) return true;
-    if (Status s = engine_.write_back_keeping_error(handle_); !s.is_ok()) return errno_for(s);
+    if (Status s = engine().write_back_keeping_error(handle_); !s.is_ok()) {
+      if (leave_stopped_cache() != nullptr) return true;  // the backing file holds all of it
+      return errno_for(s);
+    }
     return true;
   }
   SysResult<bool> prepare_pass_through() override {
-    if (direct_owner_ != nullptr) return true;
-    UniqueFd duplicate(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
-    if (!duplicate.valid()) return last_errno();
-    direct_owner_ = std::make_unique<PassthroughFile>(std::move(duplicate));
-    return true;
+    std::lock_guard lock(switch_mutex_);
+    return prepare_locked();
   }
   void pass_through() override { direct_.store(direct_owner_.get(), std::memory_order_release); }
 
@@ -93,28 +116,68 @@ class EngineOpenFile final : public OpenFile {
 
   SysResult<bool> write_back() override {
     if (!defers_writes()) return true;
-    if (Status s = engine_.write_back(handle_); !s.is_ok()) return errno_for(s);
+    if (Status s = engine().write_back(handle_); !s.is_ok()) {
+      if (leave_stopped_cache() != nullptr) return true;
+      return errno_for(s);
+    }
     return true;
   }
 
   void correct_attributes(struct stat& st) override {
     if (!defers_writes()) return;
-    if (auto size = engine_.size(handle_); size.is_ok()) st.st_size = static_cast<off_t>(*size);
+    if (auto size = engine().size(handle_); size.is_ok()) st.st_size = static_cast<off_t>(*size);
   }
 
  private:
-  cache::Engine& engine_;
+  cache::Engine& engine() const { return cache_->engine(); }
+  // The file the data goes to once it bypasses the engine; null until pass_through().
+  PassthroughFile* direct() const { return direct_.load(std::memory_order_acquire); }
+
+  // The backing file when the data bypasses the engine: a second name, or a stopped cache.
+  PassthroughFile* direct_path() {
+    if (PassthroughFile* direct = this->direct()) return direct;
+    return supervisor_.stopped() ? leave_stopped_cache() : nullptr;
+  }
+
+  // After an engine call failed, or once the cache stopped: the backing file, which the data
+  // goes to from now on, if the cache has stopped and the backing file holds all of this file's
+  // data; null otherwise (the call's error stands: the engine's own, or the stopped cache's for
+  // a file whose write-back data only the cache holds).
+  PassthroughFile* leave_stopped_cache() {
+    if (!supervisor_.stopped_after_failure(*cache_)) return nullptr;
+    if (supervisor_.holds_unwritten(relative_path_, st_)) return nullptr;
+    std::lock_guard lock(switch_mutex_);
+    if (direct() == nullptr) {
+      if (!prepare_locked().is_ok()) return nullptr;
+      pass_through();
+    }
+    return direct();
+  }
+
+  SysResult<bool> prepare_locked() {
+    if (direct_owner_ != nullptr) return true;
+    UniqueFd duplicate(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!duplicate.valid()) return last_errno();
+    direct_owner_ = std::make_unique<PassthroughFile>(std::move(duplicate));
+    return true;
+  }
+
+  // Keeps the cache (running or stopped) alive for the handle: a stopped cache is reopened only
+  // once no open file holds it.
+  const std::shared_ptr<cache::MountedCache> cache_;
+  CacheSupervisor& supervisor_;
   cache::FileHandle handle_;
   UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
+  const std::string relative_path_;
+  const struct stat st_;  // the backing file at open: which file a stopped cache holds data of
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
-  // The file the data goes to once it bypasses the engine; null until pass_through().
-  PassthroughFile* direct() const { return direct_.load(std::memory_order_acquire); }
 
   // Made by prepare_pass_through(), set by pass_through(): the data then bypasses the engine
   // (whose handle stays open until the release, which drops the pages the direct writes made
   // stale).
+  std::mutex switch_mutex_;  // the stopped cache's fallback may prepare on any worker thread
   std::unique_ptr<PassthroughFile> direct_owner_;
   std::atomic<PassthroughFile*> direct_{nullptr};
 };
@@ -151,8 +214,9 @@ SysResult<UniqueFd> engine_descriptor(int caller_fd, int open_flags) {
 
 }  // namespace
 
-EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, bool write_back)
-    : cache_(std::move(cache)), write_back_(write_back) {}
+EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision,
+                               bool write_back)
+    : supervisor_(std::move(cache), std::move(supervision)), write_back_(write_back) {}
 EngineFileData::~EngineFileData() = default;
 
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
@@ -162,20 +226,36 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
   }
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr) return open_around_stopped_cache(std::move(request), st);
   auto engine_fd = engine_descriptor(request.backing_fd.get(), request.flags);
   if (!engine_fd.is_ok()) return Errno{engine_fd.error()};
-  cache::Engine& engine = cache_->engine();
-  auto handle = engine.open_file(request.relative_path,
-                                 cache::adopt_posix_backing_file(engine_fd->release(), request.relative_path));
-  if (!handle.is_ok()) return errno_for(handle.status());
-  auto file = std::make_unique<EngineOpenFile>(engine, *handle, std::move(request.backing_fd), request.flags,
+  auto handle = cache->engine().open_file(request.relative_path,
+                                          cache::adopt_posix_backing_file(engine_fd->release(), request.relative_path));
+  if (!handle.is_ok()) {
+    if (supervisor_.stopped_after_failure(*cache)) return open_around_stopped_cache(std::move(request), st);
+    return errno_for(handle.status());
+  }
+  const int flags = request.flags;
+  UniqueFd fd = std::move(request.backing_fd);
+  auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(fd), request, st,
                                                write_back_);
-  if ((request.flags & O_TRUNC) != 0) {
+  if ((flags & O_TRUNC) != 0) {
     // open(2) emptied the backing file (O_RDONLY | O_TRUNC too, on Linux); a file the engine
     // already had open keeps its pages and size until told.
     if (auto truncated = file->truncate(0); !truncated.is_ok()) return Errno{truncated.error()};
   }
   return std::unique_ptr<OpenFile>(std::move(file));
+}
+
+SysResult<std::unique_ptr<OpenFile>> EngineFileData::open_around_stopped_cache(OpenRequest request,
+                                                                              const struct stat& st) {
+  if (supervisor_.holds_unwritten(request.relative_path, st)) {
+    ++refused_opens_;
+    return Errno{EIO};
+  }
+  ++opens_while_stopped_;
+  return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
 }
 
 SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string& relative_path,
@@ -189,44 +269,59 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   return (*file)->truncate(size_bytes);
 }
 
+// A stopped cache is not told: its restart finds what changed behind it, as after a power cut.
 void EngineFileData::renamed(const std::string& old_relative_path, const std::string& new_relative_path,
                              bool exchange) {
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr) return;
   const auto kind = exchange ? cache::RenameKind::exchange : cache::RenameKind::replace;
-  if (Status s = cache_->engine().renamed(old_relative_path, new_relative_path, kind); !s.is_ok())
+  Status s = cache->engine().renamed(old_relative_path, new_relative_path, kind);
+  if (!s.is_ok() && !supervisor_.stopped_after_failure(*cache))
     spdlog::error("the cache could not follow the rename of {}: {}", old_relative_path, s.to_string());
 }
 
 void EngineFileData::unlinked(const std::string& relative_path) {
-  if (Status s = cache_->engine().unlinked(relative_path); !s.is_ok())
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr) return;
+  Status s = cache->engine().unlinked(relative_path);
+  if (!s.is_ok() && !supervisor_.stopped_after_failure(*cache))
     spdlog::error("the cache could not forget {}: {}", relative_path, s.to_string());
 }
 
-Status EngineFileData::close() { return cache_->close(); }
+Status EngineFileData::close() { return supervisor_.close(); }
 
 std::vector<StatsSection> EngineFileData::stats() const {
-  // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
-  StatsSection section{"cache", {}};
-  const cache::EngineStats stats = cache_->engine().stats();
-  const auto figures = nlohmann::ordered_json::parse(cache::stats_json(stats));
-  for (auto it = figures.begin(); it != figures.end(); ++it) {
-    if (it->is_number_unsigned()) {
-      section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
-    } else if (it->is_number()) {
-      section.rows.emplace_back(it.key(), it->get<double>());
-    } else if (it->is_boolean()) {
-      section.rows.emplace_back(it.key(), it->get<bool>());
-    } else {
-      section.rows.emplace_back(it.key(), it->dump());
+  std::vector<StatsSection> sections;
+  supervisor_.inspect([&](cache::MountedCache& cache) {
+    // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
+    StatsSection section{"cache", {}};
+    const cache::EngineStats stats = cache.engine().stats();
+    const auto figures = nlohmann::ordered_json::parse(cache::stats_json(stats));
+    for (auto it = figures.begin(); it != figures.end(); ++it) {
+      if (it->is_number_unsigned()) {
+        section.rows.emplace_back(it.key(), it->get<std::uint64_t>());
+      } else if (it->is_number()) {
+        section.rows.emplace_back(it.key(), it->get<double>());
+      } else if (it->is_boolean()) {
+        section.rows.emplace_back(it.key(), it->get<bool>());
+      } else {
+        section.rows.emplace_back(it.key(), it->dump());
+      }
     }
-  }
-  section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
-  StatsSection identity{"identity", {}};
-  identity.rows.emplace_back("rule", std::string(identity_rule_name(cache_->engine().identity_rule())));
-  // The files whose fsync'd data the restart found lost, each with why (none: empty).
-  StatsSection losses{"restart_losses", {}};
-  for (std::size_t i = 0; i < stats.restart.losses.size(); ++i)
-    losses.rows.emplace_back(std::to_string(i + 1), stats.restart.losses[i]);
-  return {section, identity, losses, ftl_stats_section(cache_->engine().ftl_stats())};
+    section.rows.emplace_back("bypassed_opens", bypassed_opens_.load());
+    StatsSection identity{"identity", {}};
+    identity.rows.emplace_back("rule", std::string(identity_rule_name(cache.engine().identity_rule())));
+    // The files whose fsync'd data the restart found lost, each with why (none: empty).
+    StatsSection losses{"restart_losses", {}};
+    for (std::size_t i = 0; i < stats.restart.losses.size(); ++i)
+      losses.rows.emplace_back(std::to_string(i + 1), stats.restart.losses[i]);
+    sections = {section, identity, losses, ftl_stats_section(cache.engine().ftl_stats())};
+  });
+  StatsSection health = supervisor_.stats();
+  health.rows.emplace_back("opens_while_stopped", opens_while_stopped_.load());
+  health.rows.emplace_back("refused_opens", refused_opens_.load());
+  sections.push_back(std::move(health));
+  return sections;
 }
 
 }  // namespace flashdir::fs

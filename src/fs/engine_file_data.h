@@ -1,12 +1,15 @@
 // FileData over the cache engine: regular files opened through the mount are read and written
 // through cache::Engine (src/cache). Files the engine does not take pass through: a file with
 // more than one hard link (its names would be two cache files, one of them stale after a write
-// through the other), and a descriptor whose path the daemon cannot name.
+// through the other), and a descriptor whose path the daemon cannot name. While the cache is
+// stopped (its disk full or failing: CacheSupervisor) every file passes through, but one whose
+// write-back data only the cache holds.
 #pragma once
 
 #include <memory>
 
 #include "flashdir/cache/engine.h"
+#include "fs/cache_supervisor.h"
 #include "fs/file_data.h"
 
 namespace flashdir::fs {
@@ -14,7 +17,7 @@ namespace flashdir::fs {
 class EngineFileData final : public FileData {
  public:
   // `write_back`: the engine runs in write-back mode (sizes, write-back at close, O_SYNC).
-  EngineFileData(std::unique_ptr<cache::MountedCache> cache, bool write_back);
+  EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision, bool write_back);
   ~EngineFileData() override;
 
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
@@ -25,9 +28,15 @@ class EngineFileData final : public FileData {
   std::vector<StatsSection> stats() const override;
 
  private:
-  std::unique_ptr<cache::MountedCache> cache_;
+  // An open served from the backing file while the cache is stopped; EIO for a file whose
+  // write-back data the stopped cache holds.
+  SysResult<std::unique_ptr<OpenFile>> open_around_stopped_cache(OpenRequest request, const struct stat& st);
+
+  CacheSupervisor supervisor_;
   const bool write_back_;
   std::atomic<std::uint64_t> bypassed_opens_{0};
+  std::atomic<std::uint64_t> opens_while_stopped_{0};
+  std::atomic<std::uint64_t> refused_opens_{0};  // EIO: write-back data held by the stopped cache
 };
 
 }  // namespace flashdir::fs

@@ -82,9 +82,9 @@ constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyMo
 constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityChoices = {{
     {"auto", IdentityChoice::automatic}, {"inode", IdentityChoice::inode}, {"path", IdentityChoice::path}}};
 
-constexpr std::array<std::string_view, 11> kValuedOptions = {
+constexpr std::array<std::string_view, 12> kValuedOptions = {
     "cache", "size", "mode", "ram", "ram_policy", "meta", "seq_cutoff_read", "seq_cutoff_write", "nand_latency",
-    "threads", "identity"};
+    "threads", "identity", "min_free"};
 
 // The most worker threads a mount may ask for; libfuse's own ceiling for max_threads is far
 // higher, but beyond this the daemon only adds contention on a small machine.
@@ -126,6 +126,7 @@ Status apply(MountOptions& options, std::string_view item) {
     return assign_size(item, value, false, options.new_cache_bytes);
   }
   if (name == "ram") return assign_size(item, value, false, options.ram_bytes.emplace());
+  if (name == "min_free") return assign_size(item, value, true, options.min_free_bytes);
   // 0 turns a cutoff off: every stream is admitted however long it runs.
   if (name == "seq_cutoff_read") return assign_size(item, value, true, options.seq_cutoff_read_bytes.emplace());
   if (name == "seq_cutoff_write") return assign_size(item, value, true, options.seq_cutoff_write_bytes.emplace());
@@ -209,6 +210,7 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  meta              {}\n", metadata_scheme_name(o.metadata_scheme));
   text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "engine default"));
   text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "engine default"));
+  text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),

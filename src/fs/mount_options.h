@@ -32,6 +32,9 @@ const char* identity_choice_name(IdentityChoice choice);
 
 // The size of a cache created on first use when no `cache=` names an existing one.
 inline constexpr std::uint64_t kDefaultNewCacheBytes = 1ULL << 30;
+// The free space the cache directory's file system keeps: below it the cache stops and the mount
+// serves from the backing, so that the catalog never meets a full disk (doc/daemon.md).
+inline constexpr std::uint64_t kDefaultMinFreeBytes = 16ULL << 20;
 
 struct MountOptions {
   std::optional<std::filesystem::path> cache_dir;         // cache=DIR
@@ -43,6 +46,7 @@ struct MountOptions {
   MetadataSchemeChoice metadata_scheme = MetadataSchemeChoice::lufuw;  // meta=
   std::optional<std::uint64_t> seq_cutoff_read_bytes;      // seq_cutoff_read=SIZE
   std::optional<std::uint64_t> seq_cutoff_write_bytes;     // seq_cutoff_write=SIZE
+  std::uint64_t min_free_bytes = kDefaultMinFreeBytes;     // min_free=SIZE
   NandLatencyMode nand_latency = NandLatencyMode::account;  // nand_latency=
   IdentityChoice identity = IdentityChoice::automatic;      // identity=
   unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)

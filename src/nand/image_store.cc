@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <vector>
 
 #include "flashdir/file_io.h"
+#include "flashdir/size.h"
 #include "flashdir/nand/page_store.h"
 
 namespace flashdir {
@@ -127,22 +129,41 @@ Result<format::ImageHeader> read_header(int fd, const std::filesystem::path& pat
   return header;
 }
 
+// The image's blocks are allocated now (unwritten extents: no zeros are written), so that the chip
+// never meets a full file system later: a program that fails there would stop the cache in the
+// middle of a write. A file system that cannot allocate ahead (no fallocate) keeps a sparse image.
+Status reserve_space(int fd, const std::filesystem::path& path, std::uint64_t size_bytes) {
+  // Measured first: a fallocate that fails with ENOSPC may have taken what was free meanwhile.
+  struct statvfs fs {};
+  if (::fstatvfs(fd, &fs) != 0) return errno_status(fmt::format("statvfs of {}", path.string()));
+  const std::uint64_t free_bytes = std::uint64_t{fs.f_bavail} * fs.f_frsize;
+  if (free_bytes >= size_bytes && ::fallocate(fd, 0, 0, static_cast<off_t>(size_bytes)) == 0) return Status::ok();
+  if (free_bytes >= size_bytes && errno == EOPNOTSUPP) return Status::ok();
+  if (free_bytes >= size_bytes && errno != ENOSPC)
+    return errno_status(fmt::format("reserving {} for image {}", format_size(size_bytes), path.string()));
+  return Status::no_space(fmt::format(
+      "the image {} needs {} and its file system has {} free: choose a smaller --size (or size=) or another "
+      "place for the cache",
+      path.string(), format_size(size_bytes), format_size(free_bytes)));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path, const Geometry& geometry,
-                                                      const format::Uuid& uuid) {
+                                                      const format::Uuid& uuid, ImageSpace space) {
   FLASHDIR_TRY(geometry.validate());
   auto fd = open_locked(path, O_RDWR | O_CREAT | O_EXCL, ImageAccess::read_write);
   if (!fd.is_ok()) return fd.status();
   format::ImageHeader header{uuid, geometry, format::image_layout(geometry)};
   std::vector<std::uint8_t> bytes(format::kImageHeaderSize);
   format::encode_image_header(header, bytes);
-  // A zero block table (erase count 0, nothing programmed) is an erased chip, so the rest of
-  // the file can stay a hole.
+  // A zero block table (erase count 0, nothing programmed) is an erased chip: the rest of the
+  // file reads as zeros whether it is allocated or a hole.
   FLASHDIR_TRY(pwrite_all(fd->get(), bytes, 0, "image header"));
   if (::ftruncate(fd->get(), static_cast<off_t>(header.layout.file_size)) != 0) {
     return errno_status(fmt::format("sizing image {} to {} bytes", path.string(), header.layout.file_size));
   }
+  if (space == ImageSpace::reserved) FLASHDIR_TRY(reserve_space(fd->get(), path, header.layout.file_size));
   if (::fdatasync(fd->get()) != 0) return errno_status(fmt::format("syncing {}", path.string()));
   std::vector<BlockState> blocks(geometry.block_count);
   return std::shared_ptr<PageStore>(

@@ -87,6 +87,14 @@ struct RestartReport {
   double seconds = 0;                // wall time of the whole restart
 };
 
+// A file the engine holds write-back data of (Engine::files_with_unwritten_data): the file at
+// `relative_path` under the path rule, the inode (`device` as st_dev gives it) under the inode rule.
+struct UnwrittenFile {
+  std::string relative_path;
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+};
+
 // What a rename did to the name it went to (renameat2's RENAME_EXCHANGE, or a plain rename).
 enum class RenameKind { replace, exchange };
 
@@ -210,6 +218,16 @@ class Engine {
   Status unlinked(std::string_view relative_path);
   // How this cache tells files apart (chosen at open: EngineOptions::identity, or by the backing).
   IdentityRule identity_rule() const;
+  // Stops the engine for `reason` (the cache's own storage failed: its disk is full, its catalog
+  // failed): every later call fails with it. The write-back data it holds, fsync'd or not, is
+  // first made durable as fsync makes it, for the restart that resumes the cache to write back;
+  // an error says why that failed (the data is then as a power cut would leave it).
+  Status stop(const Status& reason);
+  // Whether the engine has stopped (stop(), or an FTL failure); the reason if so.
+  std::optional<Status> stopped() const;
+  // The files whose write-back data the engine holds and has not written back: nobody may read or
+  // write them around the engine. Answered from memory, also once the engine has stopped.
+  std::vector<UnwrittenFile> files_with_unwritten_data();
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();
@@ -239,7 +257,9 @@ class MountedCache {
                                                     const EngineOptions& options,
                                                     std::optional<FtlOptions> ftl = std::nullopt,
                                                     ChipTiming timing = ChipTiming::simulated);
-  ~MountedCache();  // closes if close() was not called (errors are logged)
+  // Closes if close() was not called (errors are logged), unless the engine has stopped: then the
+  // cache stays as a power cut would leave it and the next open recovers it.
+  ~MountedCache();
   Engine& engine() { return *engine_; }
   Ftl& ftl();
   // Closes the engine, then the FTL (final checkpoint) and marks the superblock clean.

@@ -56,9 +56,16 @@ std::shared_ptr<PageStore> make_metadata_store(const Geometry& geometry);
 
 enum class ImageAccess { read_only, read_write };
 
-// Creates a sparse image file (refused if the path exists) holding an erased chip.
+// How an image takes its space: all of it when it is made, or as its pages are written.
+enum class ImageSpace {
+  reserved,  // fallocate: a chip that does not fit is refused, and the chip never meets ENOSPC
+  sparse,    // a hole until written: for experiments with chips larger than their disk
+};
+
+// Creates an image file (refused if the path exists) holding an erased chip. Reserved (where the
+// file system can fallocate): refused with no_space, naming what is free, if the chip does not fit.
 Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::path& path, const Geometry& geometry,
-                                                      const format::Uuid& uuid);
+                                                      const format::Uuid& uuid, ImageSpace space = ImageSpace::reserved);
 // Opens an image, refusing a bad or corrupt header, a wrong file size and an impossible block
 // table, each with a message naming the file and the check. Takes an advisory lock (exclusive
 // for read_write, shared for read_only) so two processes never drive one chip.
