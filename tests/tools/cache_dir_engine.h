@@ -58,7 +58,6 @@ class DirEngine {
   ~DirEngine();
 
   cache::Engine& engine() { return *engine_; }
-  Catalog& catalog() { return *catalog_; }
   Ftl& ftl() { return *ftl_; }
 
   // The whole file through the engine.
