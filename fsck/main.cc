@@ -51,6 +51,9 @@ void print_report(const std::string& dir, const flashdir::CheckReport& report) {
     fmt::print("  slots     {} usable ({} dirty in {} files), {} dropped by the usability rule ({} duplicates), {} orphans ({} dirty)\n",
                cache.usable_slots, cache.dirty_slots, cache.dirty_files, cache.dropped_slots, cache.duplicate_slots,
                cache.orphan_slots, cache.orphan_dirty_slots);
+    fmt::print("  lost      {} slots of {} files whose records the catalog lost ({} dirty), {} dirty pages damaged\n",
+               cache.lost_record_slots, cache.lost_record_files, cache.lost_record_dirty_slots,
+               cache.damaged_dirty_slots);
     if (cache.backing_checked) fmt::print("  backing   {} catalog files gone\n", cache.missing_backing_files);
   }
   for (const auto& note : report.notes) fmt::print("  note: {}\n", note);

@@ -92,6 +92,33 @@ FtlOptions ftl_options(const format::Superblock& superblock);
 Status check_image_matches(const std::filesystem::path& image, const format::ImageHeader& header,
                            const format::Superblock& superblock);
 
+// fsck -y's repairs of a chip image whose superblock is sound (doc/fsck.md). Each syncs the
+// image before it returns.
+//
+// Writes the header `superblock` describes (its uuid, geometry and the layout that follows)
+// over a damaged one; nothing else in the file changes.
+Status rewrite_image_header(const std::filesystem::path& image, const format::Superblock& superblock);
+// The size of the image file (not following a link).
+Result<std::uint64_t> image_file_size(const std::filesystem::path& image);
+// Cuts or extends the image to the size `geometry` needs: bytes past it hold no page, and an
+// extension reads as zeros (pages whose bytes were cut off fail verification).
+Status resize_image(const std::filesystem::path& image, const Geometry& geometry);
+
+// A block table entry the OOB area contradicts: a page count above the block's size, or fewer
+// pages than hold OOB records (the table is written before its pages and an erase clears the
+// records before the entry, so neither happens but by damage).
+struct BlockTableFault {
+  std::uint64_t block = 0;
+  format::BlockTableEntry recorded;
+  format::BlockTableEntry rebuilt;  // next page: one past the last page whose OOB record decodes
+};
+// Compares every entry of the block table of `image` (whose header is `header` and whose size
+// is the one its geometry needs) with the OOB records of its block.
+Result<std::vector<BlockTableFault>> find_block_table_faults(const std::filesystem::path& image,
+                                                            const format::ImageHeader& header);
+Status rewrite_block_table(const std::filesystem::path& image, const format::ImageHeader& header,
+                           const std::vector<BlockTableFault>& faults);
+
 // The superblock file: two slots; see format.h.
 struct SuperblockFile {
   format::Superblock superblock;       // the valid slot with the highest sequence

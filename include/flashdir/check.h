@@ -57,13 +57,17 @@ struct CacheCheckSummary {
   std::uint64_t newest_page = 0;
   std::uint64_t window_pages = 0;       // pages with unfinished writes in its window
   bool clean_shutdown = false;          // the newest page carries the clean mark
-  std::uint64_t usable_slots = 0;       // pass the usability rule and name a catalog file
+  std::uint64_t usable_slots = 0;       // pass the usability rule, name a catalog file and read
   std::uint64_t dirty_slots = 0;        // of those, dirty: written back at the engine's next open
   std::uint64_t dirty_files = 0;
   std::uint64_t dropped_slots = 0;      // fail the usability rule, or older copies of a page cached twice
   std::uint64_t duplicate_slots = 0;    // of those, older copies
-  std::uint64_t orphan_slots = 0;       // pass it but name a file the catalog does not know
-  std::uint64_t orphan_dirty_slots = 0;  // of those, dirty: data with nowhere to go
+  std::uint64_t orphan_slots = 0;       // pass it but name a file the catalog does not know, below its next id
+  std::uint64_t orphan_dirty_slots = 0;  // of those, dirty: data with nowhere to go but lost+found
+  std::uint64_t lost_record_files = 0;  // ids at or past the catalog's next one: records it lost
+  std::uint64_t lost_record_slots = 0;  // their slots
+  std::uint64_t lost_record_dirty_slots = 0;  // of those, dirty
+  std::uint64_t damaged_dirty_slots = 0;  // dirty slots whose data cannot be read: lost
   bool backing_checked = false;         // the backing directory was known and reachable
   std::uint64_t missing_backing_files = 0;  // catalog files whose backing file is gone
 };

@@ -5,15 +5,17 @@
 #include "ftl/layout.h"
 #include "bounded_list.h"
 #include "cache_check.h"
+#include "catalog_check.h"
 #include "chip_scan.h"
 #include "damage_rule.h"
 #include "flashdir/cache_dir.h"
-#include "flashdir/catalog.h"
 #include "flashdir/check.h"
 #include "flashdir/clock.h"
 #include "flashdir/nand/page_store.h"
 #include "flashdir/nand/simulated_chip.h"
 #include "ftl_check.h"
+#include "image_check.h"
+#include "superblock_check.h"
 
 namespace flashdir {
 
@@ -23,52 +25,6 @@ int CheckReport::exit_code() const {
 }
 
 namespace {
-
-void check_superblock(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report) {
-  std::error_code ec;
-  if (paths.dir.empty()) {
-    report.fatal = "the cache directory path is empty";
-    return;
-  }
-  if (!std::filesystem::is_directory(paths.dir, ec)) {
-    report.fatal = fmt::format("{} is not a directory", paths.dir.string());
-    return;
-  }
-  auto file = read_superblock_file(paths.superblock);
-  if (!file.is_ok()) {
-    report.fatal = fmt::format("cannot read the superblock: {}", file.status().message());
-    return;
-  }
-  report.have_superblock = true;
-  report.superblock = file->superblock;
-  for (const auto& damage : file->damaged) {
-    if (!options.repair) {
-      report.errors.push_back(fmt::format("{} (the other slot is intact)", damage));
-      continue;
-    }
-    if (Status s = write_superblock_file(paths.superblock, file->superblock); !s.is_ok()) {
-      report.errors.push_back(fmt::format("{}; rewriting it failed: {}", damage, s.message()));
-    } else {
-      report.repairs.push_back(fmt::format("{}; rewrote it from slot {}", damage, file->slot));
-    }
-  }
-}
-
-void check_catalog(const CacheDirPaths& paths, CheckReport& report) {
-  auto catalog = Catalog::open(paths.catalog, Catalog::Access::read_only);
-  if (!catalog.is_ok()) {
-    report.errors.push_back(fmt::format("catalog: {}", catalog.status().message()));
-    return;
-  }
-  auto copy = (*catalog)->superblock_copy();
-  if (!copy.is_ok()) {
-    report.errors.push_back(fmt::format("catalog: {}", copy.status().message()));
-  } else if (copy->uuid != report.superblock.uuid || copy->geometry != report.superblock.geometry) {
-    report.errors.push_back(fmt::format("catalog belongs to cache {} ({}), the superblock to {} ({})",
-                                        copy->uuid.to_string(), copy->geometry.describe(),
-                                        report.superblock.uuid.to_string(), report.superblock.geometry.describe()));
-  }
-}
 
 // Turns the damage the chip scan finds into notes (what a power cut explains) and errors.
 class DamageReport {
@@ -121,16 +77,9 @@ std::uint64_t first_pool_block(const format::Superblock& sb) {
   return layout.is_ok() ? layout->pool_first_block : 0;
 }
 
-void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report) {
-  auto header = read_image_header(paths.image);
-  if (!header.is_ok()) {
-    report.fatal = fmt::format("cannot use the chip image: {}", header.status().message());
-    return;
-  }
-  if (Status s = check_image_matches(paths.image, header.value(), report.superblock); !s.is_ok()) {
-    report.fatal = s.message();
-    return;
-  }
+// `rebuild`: the image repair changed what the chip says (fsck -y), so the FTL mapping is
+// rebuilt from a scan whatever the checks find.
+void check_chip(const CacheDirPaths& paths, const CheckOptions& options, bool rebuild, CheckReport& report) {
   const std::size_t errors_before = report.errors.size();
   FtlRepair ftl_repair = FtlRepair::none_needed;
   std::size_t ftl_errors_end = 0;
@@ -158,7 +107,7 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
   }
   const bool damage_found = report.errors.size() > ftl_errors_end;
   if (!options.repair || ftl_repair == FtlRepair::refused) return;
-  if (ftl_repair == FtlRepair::none_needed && !damage_found) return;
+  if (ftl_repair == FtlRepair::none_needed && !damage_found && !rebuild) return;
 
   // fsck -y: replace the FTL state with one rebuilt from a scan of every page, whose LPNs
   // lost to damage read as errors from now on, and collect every block holding a damaged page
@@ -185,6 +134,22 @@ void check_chip(const CacheDirPaths& paths, const CheckOptions& options, CheckRe
   report.notes.insert(report.notes.end(), lost.begin(), lost.end());
 }
 
+// The steps in order, each on what the ones before left (doc/fsck.md).
+void run_checks(const CacheDirPaths& paths, const CheckOptions& options, CheckReport& report, CheckState& state) {
+  check_superblock(paths, options, report);
+  if (!report.fatal.empty()) return;
+  check_catalog(paths, options, report, state);
+  check_image(paths, options, report, state);
+  if (!report.fatal.empty()) return;
+  if (!state.image_usable) {
+    report.notes.push_back("the chip, its FTL and the cache metadata were not checked: they are once the image is repaired (fsck -y)");
+    return;
+  }
+  check_chip(paths, options, state.rebuild_ftl, report);
+  if (!report.fatal.empty()) return;
+  check_cache(paths, options, report, state);
+}
+
 }  // namespace
 
 CheckReport check_cache_dir(const std::filesystem::path& dir, const CheckOptions& options) {
@@ -196,12 +161,11 @@ CheckReport check_cache_dir(const std::filesystem::path& dir, const CheckOptions
                                std::filesystem::exists(options.backing_dir, ec) ? "is not a directory" : "does not exist");
     return report;
   }
-  check_superblock(paths, options, report);
-  if (!report.fatal.empty()) return report;
-  check_catalog(paths, report);
-  check_chip(paths, options, report);
-  if (!report.fatal.empty()) return report;
-  check_cache(paths, options, report);
+  CheckState state;
+  run_checks(paths, options, report, state);
+  // -y replaces an unusable catalog only once the cache behind it is emptied of what it named.
+  if (options.repair && !state.catalog_unusable.empty() && !state.catalog_replaced)
+    report.errors.push_back(unusable_catalog_error(paths, state.catalog_unusable));
   return report;
 }
 

@@ -6,156 +6,16 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <iterator>
 
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
-#include "flashdir/clock.h"
-#include "flashdir/endian.h"
-#include "flashdir/ftl/ftl.h"
-#include "flashdir/nand/page_store.h"
-#include "flashdir/nand/simulated_chip.h"
-#include "support/run_command.h"
-#include "support/temp_dir.h"
+#include "tools/cache_dir_engine.h"
 
 using namespace flashdir;
 using namespace flashdir::testing;
 
 namespace {
-
-constexpr std::size_t kFileBytes = 40 * 4096 + 1000;  // 41 pages, the last one partial
-
-std::vector<std::uint8_t> contents(int tag) {
-  std::vector<std::uint8_t> bytes(kFileBytes);
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + i / 4096 + tag * 31);
-  return bytes;
-}
-
-// A cache directory made by mkfs and a backing directory of `files` files named f0, f1, ...
-class CacheDir {
- public:
-  explicit CacheDir(int files = 4, const std::string& mkfs_options = "")
-      : dir_(tmp_ / "cache"), backing_(tmp_ / "backing") {
-    const auto made = mkfs(quoted(dir_) + " --size 16M " + mkfs_options);
-    INFO(made.output);
-    REQUIRE(made.exit_code == 0);
-    std::filesystem::create_directory(backing_);
-    for (int i = 0; i < files; ++i) put(name(i), contents(i));
-  }
-
-  static std::string name(int i) { return fmt::format("f{}", i); }
-  const std::filesystem::path& dir() const { return dir_; }
-  // A copy of the cache directory beside it (the catalog closed), for an engine to open as an oracle.
-  std::filesystem::path copy() const {
-    const auto copied = tmp_ / "copy";
-    std::filesystem::remove_all(copied);
-    std::filesystem::copy(dir_, copied, std::filesystem::copy_options::recursive);
-    return copied;
-  }
-  const std::filesystem::path& backing() const { return backing_; }
-  std::string arg() const { return quoted(dir_); }
-
-  void put(const std::string& file, const std::vector<std::uint8_t>& bytes) const {
-    std::ofstream out(backing_ / file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    REQUIRE(out.good());
-  }
-  std::vector<std::uint8_t> get(const std::string& file) const {
-    std::ifstream in(backing_ / file, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
-
- private:
-  TempDir tmp_;
-  std::filesystem::path dir_;
-  std::filesystem::path backing_;
-};
-
-// The engine over a cache directory, put together as MountedCache does it (superblock flag
-// down, FTL, catalog, engine), so that a test can close it cleanly or abandon it: a power cut,
-// in which the device RAM and every write still in it are lost.
-class DirEngine {
- public:
-  explicit DirEngine(const CacheDir& cache, cache::EngineOptions options = {})
-      : DirEngine(cache.dir(), cache.backing(), options) {}
-  DirEngine(const std::filesystem::path& cache_dir, const std::filesystem::path& backing_dir,
-            cache::EngineOptions options = {})
-      : paths_(cache_dir) {
-    auto sb = read_superblock_file(paths_.superblock);
-    REQUIRE(sb.is_ok());
-    superblock_ = sb->superblock;
-    superblock_.clean_shutdown = false;
-    REQUIRE(update_superblock_file(paths_.superblock, superblock_).is_ok());
-    auto image = open_image_store(paths_.image, ImageAccess::read_write);
-    REQUIRE(image.is_ok());
-    chip_ = std::make_unique<SimulatedChip>(image.value(), LatencyProfile::of(LatencyPreset::zero), clock_);
-    auto ftl = Ftl::open(*chip_, clock_, ftl_options(superblock_));
-    REQUIRE(ftl.is_ok());
-    ftl_ = std::move(ftl).value();
-    auto catalog = Catalog::open(paths_.catalog, Catalog::Access::read_write);
-    REQUIRE(catalog.is_ok());
-    catalog_ = std::move(catalog).value();
-    auto backing = cache::open_posix_backing_store(backing_dir);
-    REQUIRE(backing.is_ok());
-    backing_ = std::move(backing).value();
-    lost_found_ = cache::lost_found_directory(paths_.dir / kLostFoundDirName);
-    auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get()});
-    INFO(engine.status().to_string());
-    REQUIRE(engine.is_ok());
-    engine_ = std::move(engine).value();
-  }
-  // Without close(): a power cut. The engine goes first (it stops its flusher), writing nothing.
-  ~DirEngine() { engine_.reset(); }
-
-  cache::Engine& engine() { return *engine_; }
-  Catalog& catalog() { return *catalog_; }
-  Ftl& ftl() { return *ftl_; }
-
-  std::vector<std::uint8_t> read(const std::string& file) {
-    auto handle = engine_->open_file(file);
-    INFO(handle.status().to_string());
-    REQUIRE(handle.is_ok());
-    std::vector<std::uint8_t> bytes(kFileBytes + 4096);
-    auto got = engine_->read(*handle, 0, bytes);
-    INFO(got.status().to_string());
-    REQUIRE(got.is_ok());
-    bytes.resize(*got);
-    REQUIRE(engine_->release(*handle).is_ok());
-    return bytes;
-  }
-
-  void close() {
-    close_engine();
-    close_ftl();
-  }
-  // A clean close in two steps, for a test that writes to the FTL in between.
-  void close_engine() { REQUIRE(engine_->close().is_ok()); }
-  void close_ftl() {
-    REQUIRE(ftl_->close().is_ok());
-    superblock_.clean_shutdown = true;
-    REQUIRE(update_superblock_file(paths_.superblock, superblock_).is_ok());
-  }
-
- private:
-  CacheDirPaths paths_;
-  format::Superblock superblock_;
-  SimClock clock_;
-  std::unique_ptr<SimulatedChip> chip_;
-  std::unique_ptr<Ftl> ftl_;
-  std::unique_ptr<Catalog> catalog_;
-  std::unique_ptr<cache::BackingStore> backing_;
-  std::unique_ptr<cache::LostFound> lost_found_;
-  std::unique_ptr<cache::Engine> engine_;
-};
-
-// Every file read through the engine (cached), then a clean close.
-void fill(const CacheDir& cache, int files) {
-  DirEngine engine(cache);
-  for (int i = 0; i < files; ++i) REQUIRE(engine.read(CacheDir::name(i)) == cache.get(CacheDir::name(i)));
-  engine.close();
-}
 
 // After a repair: the engine opens with nothing to drop and serves every file's backing bytes.
 void engine_serves(const CacheDir& cache, int files, std::uint64_t expected_usable_slots) {
@@ -168,21 +28,6 @@ void engine_serves(const CacheDir& cache, int files, std::uint64_t expected_usab
   for (int i = 0; i < files; ++i) CHECK(engine.read(CacheDir::name(i)) == cache.get(CacheDir::name(i)));
   CHECK(engine.engine().stats().corrupt_pages == 0);
   engine.close();
-}
-
-// The engine's figure for cached pages after a clean open (what fsck calls usable).
-std::uint64_t cached_pages(const CacheDir& cache) {
-  DirEngine engine(cache);
-  const std::uint64_t pages = engine.engine().stats().cached_pages;
-  engine.close();
-  return pages;
-}
-
-CommandResult checked(const std::string& args, int expected_exit) {
-  auto result = fsck(args);
-  INFO(args << "\n" << result.output);
-  CHECK(result.exit_code == expected_exit);
-  return result;
 }
 
 // Writes `bytes` as metadata page `page` through the FTL (a page the codec refuses, with a
@@ -207,49 +52,6 @@ void reseal(std::vector<std::uint8_t>& page) {
   std::fill_n(page.begin() + 16, 8, 0);
   const std::uint64_t sum = format::xxh3(page);
   for (int i = 0; i < 8; ++i) page[16 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(sum >> (8 * i));
-}
-
-// The chip page holding the newest copy of `lpn`, from the OOB records.
-std::uint64_t page_holding(const CacheDir& cache, std::uint64_t lpn) {
-  auto store = open_image_store(CacheDirPaths(cache.dir()).image, ImageAccess::read_only);
-  REQUIRE(store.is_ok());
-  const Geometry& g = (*store)->geometry();
-  std::vector<std::uint8_t> oob(g.oob_size_bytes);
-  std::uint64_t found = g.page_count();
-  std::uint64_t newest = 0;
-  for (std::uint64_t b = 0; b < g.block_count; ++b) {
-    for (std::uint32_t i = 0; i < (*store)->block_state(BlockNumber(b)).next_page; ++i) {
-      const Ppn page = g.page_at(BlockNumber(b), i);
-      REQUIRE((*store)->read_pages(page, 1, {}, oob).is_ok());
-      auto record = format::decode_oob(oob);
-      if (record.is_ok() && record->kind == format::PageKind::data && record->logical_number == lpn &&
-          record->sequence >= newest) {
-        newest = record->sequence;
-        found = page.value;
-      }
-    }
-  }
-  REQUIRE(found < g.page_count());
-  return found;
-}
-
-void flip_data_byte(const CacheDir& cache, std::uint64_t page) {
-  const CacheDirPaths paths(cache.dir());
-  const Geometry g = read_superblock_file(paths.superblock)->superblock.geometry;
-  std::fstream image(paths.image, std::ios::in | std::ios::out | std::ios::binary);
-  const auto offset = static_cast<std::streamoff>(format::image_layout(g).data_offset + page * g.page_size_bytes + 400);
-  image.seekg(offset);
-  char byte = 0;
-  image.read(&byte, 1);
-  byte = static_cast<char>(byte ^ 0x08);
-  image.seekp(offset);
-  image.write(&byte, 1);
-  REQUIRE(image.good());
-}
-
-std::string file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::string repeat_check(const CacheDir& cache) {
@@ -357,7 +159,7 @@ TEST_CASE("fsck: slots of a file the catalog no longer knows are orphans; -y dro
                                Catch::Contains("41 orphans (0 dirty)") &&
                                Catch::Contains("note: 41 clean slots name files the catalog does not know"));
   const auto repaired = checked("-y " + cache.arg(), 1);
-  CHECK_THAT(repaired.output, Catch::Contains("repaired: dropped 41 orphan slots"));
+  CHECK_THAT(repaired.output, Catch::Contains("repaired: dropped 41 slots: 41 orphans"));
   repeat_check(cache);
   engine_serves(cache, 3, pages - 41);
 }
@@ -469,22 +271,29 @@ TEST_CASE("fsck keeps dirty slots of catalog files and says loudly when dirty da
     const auto listed = checked("-n " + cache.arg(), 0);
     CHECK_THAT(listed.output, Catch::Contains("lost+found holds dirty pages") && Catch::Contains("-uid0-f1"));
   }
-  SECTION("a dirty orphan: an error; -y drops it and says the data is lost") {
+  SECTION("a dirty orphan: an error; -y saves it in lost+found, as the engine's restart does") {
+    std::uint64_t f1_id = 0;
     {
       auto catalog = Catalog::open(CacheDirPaths(cache.dir()).catalog, Catalog::Access::read_write);
       REQUIRE(catalog.is_ok());
       auto f1 = (*catalog)->find_by_path("f1");
       REQUIRE(f1.is_ok());
+      f1_id = f1->file_id;
       REQUIRE((*catalog)->remove_file(f1->file_id).is_ok());
     }
     const auto orphan = checked("-n " + cache.arg(), 4);
     CHECK_THAT(orphan.output, Catch::Contains("error: 1 DIRTY slots name files the catalog does not know") &&
-                                  Catch::Contains("is LOST when they are dropped"));
+                                  Catch::Contains("fsck -y saves it in CACHE/lost+found"));
     const auto repaired = checked("-y " + cache.arg(), 1);
-    CHECK_THAT(repaired.output, Catch::Contains("LOST: 1 dirty pages of files the catalog does not know"));
+    const std::string saved = fmt::format("{}-record-lost", f1_id);
+    CHECK_THAT(repaired.output, Catch::Contains("saved 1 dirty pages of file " + std::to_string(f1_id)) &&
+                                    Catch::Contains("lost+found/" + saved));
+    const std::string kept = file_bytes(cache.dir() / kLostFoundDirName / saved);
+    REQUIRE(kept.size() == news.size());
+    CHECK(std::equal(news.begin(), news.end(), kept.begin(), [](std::uint8_t a, char b) { return a == static_cast<std::uint8_t>(b); }));
     const auto again = checked("-n " + cache.arg(), 0);
     CHECK_THAT(again.output, Catch::Contains("(1 dirty in 1 files)") && Catch::Contains("0 orphans") &&
-                                 Catch::Contains("clean mark"));
+                                 Catch::Contains("clean mark") && Catch::Contains(saved));
     // Under the clean mark -y wrote, the engine still writes the kept dirty page back.
     {
       DirEngine engine(cache);

@@ -34,13 +34,27 @@ TEST_CASE("fsck finds a flipped byte in the superblock", "[tools]") {
     CHECK(repaired.exit_code == 1);
     CHECK(fsck(quoted(dir)).exit_code == 0);
   }
-  SECTION("in both slots: the cache cannot be used") {
+  SECTION("in both slots: an error -y repairs from the catalog's copy") {
     flip_byte(superblock, 60);
     flip_byte(superblock, format::kSuperblockSlotSize + 60);
     const auto checked = fsck(quoted(dir));
     INFO(checked.output);
-    CHECK(checked.exit_code == 8);
-    CHECK_THAT(checked.output, Catch::Contains("no valid superblock"));
+    CHECK(checked.exit_code == 4);
+    CHECK_THAT(checked.output, Catch::Contains("no valid superblock") &&
+                                   Catch::Contains("fsck -y rebuilds it from the catalog's copy"));
+  }
+  SECTION("in both slots, with the catalog and the image header gone too: the cache cannot be used") {
+    flip_byte(superblock, 60);
+    flip_byte(superblock, format::kSuperblockSlotSize + 60);
+    flip_byte(CacheDirPaths(dir).image, 30);
+    std::filesystem::remove_all(CacheDirPaths(dir).catalog);
+    for (const char* mode : {"-n ", "-y "}) {
+      const auto checked = fsck(mode + quoted(dir));
+      INFO(checked.output);
+      CHECK(checked.exit_code == 8);
+      CHECK_THAT(checked.output, Catch::Contains("no valid superblock") && Catch::Contains("nothing is left to rebuild") &&
+                                     Catch::Contains("mkfs.flashdir --force"));
+    }
   }
 }
 
@@ -56,11 +70,12 @@ TEST_CASE("fsck reports operational errors with exit 8", "[tools]") {
   INFO(swapped.output);
   CHECK(swapped.exit_code == 8);
   CHECK_THAT(swapped.output, Catch::Contains("belongs to cache"));
+  // A truncated image is an error -y repairs (fsck_repair_test.cc).
   std::filesystem::resize_file(tmp / "b" / "nand.img", 4096 * 3);
   const auto truncated = fsck(quoted(tmp / "b"));
   INFO(truncated.output);
-  CHECK(truncated.exit_code == 8);
-  CHECK_THAT(truncated.output, Catch::Contains("needs"));
+  CHECK(truncated.exit_code == 4);
+  CHECK_THAT(truncated.output, Catch::Contains("needs") && Catch::Contains("fsck -y extends it"));
   CHECK_THAT(fsck("''").output, Catch::Contains("the cache directory path is empty"));
   // A backing directory named on the command line must be there.
   std::ofstream(tmp / "plain") << "a file";
