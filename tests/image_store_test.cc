@@ -19,8 +19,14 @@ namespace {
 
 const Geometry kGeometry{4096, 64, 16, 8};
 
-void create(const std::filesystem::path& path, const Geometry& g = kGeometry) {
-  REQUIRE(create_image_store(path, g, format::Uuid::random()).is_ok());
+void create(const std::filesystem::path& path, const Geometry& g = kGeometry, ImageSpace space = ImageSpace::reserved) {
+  REQUIRE(create_image_store(path, g, format::Uuid::random(), space).is_ok());
+}
+
+std::uint64_t allocated_bytes(const std::filesystem::path& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return static_cast<std::uint64_t>(st.st_blocks) * 512;
 }
 
 void poke(const std::filesystem::path& path, std::uint64_t offset, std::vector<std::uint8_t> bytes) {
@@ -125,11 +131,11 @@ TEST_CASE("a read-only image refuses changes", "[nand][image]") {
   CHECK(chip.next_page(BlockNumber(0)) == 0);
 }
 
-TEST_CASE("a large image costs no disk space until written", "[nand][image]") {
+TEST_CASE("a sparse image costs no disk space until written", "[nand][image]") {
   TempDir dir;
   const auto path = dir / "nand.img";
   const Geometry big{4096, 64, 128, 131072};  // 64 GiB
-  create(path, big);
+  create(path, big, ImageSpace::sparse);
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK(static_cast<std::uint64_t>(st.st_size) > (64ULL << 30));
@@ -151,4 +157,35 @@ TEST_CASE("a large image costs no disk space until written", "[nand][image]") {
   REQUIRE(chip.erase(last).is_ok());
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK(static_cast<std::uint64_t>(st.st_blocks) * 512 < used);
+}
+
+TEST_CASE("a reserved image has all its space at once and keeps it through erases", "[nand][image]") {
+  TempDir dir;
+  const auto path = dir / "nand.img";
+  const Geometry g{4096, 64, 128, 64};  // 32 MiB
+  create(path, g);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  const std::uint64_t reserved = allocated_bytes(path);
+  CHECK(reserved >= static_cast<std::uint64_t>(st.st_size));
+
+  auto store = open_image_store(path, ImageAccess::read_write);
+  REQUIRE(store.is_ok());
+  SimClock clock;
+  SimulatedChip chip(store.value(), LatencyProfile::of(LatencyPreset::zero), clock);
+  std::vector<std::uint8_t> data(4096 * 128, 0xAB), oob(64 * 128, 0);
+  REQUIRE(chip.program(g.first_page(BlockNumber(3)), 128, data, oob).is_ok());
+  REQUIRE(chip.erase(BlockNumber(3)).is_ok());
+  REQUIRE(chip.sync().is_ok());
+  CHECK(allocated_bytes(path) >= reserved);
+}
+
+TEST_CASE("an image that does not fit its file system is refused, saying what is free", "[nand][image]") {
+  TempDir dir;
+  const auto path = dir / "nand.img";
+  const Geometry huge{4096, 64, 128, 1ULL << 30};  // 512 PiB: more than any test machine has
+  const auto created = create_image_store(path, huge, format::Uuid::random());
+  REQUIRE_FALSE(created.is_ok());
+  CHECK(created.status().code() == StatusCode::no_space);
+  CHECK_THAT(created.status().message(), Catch::Contains("free"));
 }

@@ -117,6 +117,10 @@ void EngineCore::forget_dirty_file(std::uint64_t file_id) {
 
 Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
   std::lock_guard names(namespace_mutex_);
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());  // a stopped engine takes no new file
+  }
   if (file == nullptr) {
     auto opened = backing_.open(relative_path);
     if (!opened.is_ok()) return opened.status();

@@ -20,8 +20,13 @@ namespace {
 class ImageStore final : public PageStore {
  public:
   ImageStore(std::filesystem::path path, UniqueFd fd, format::ImageHeader header, std::vector<BlockState> blocks,
-             ImageAccess access)
-      : path_(std::move(path)), fd_(std::move(fd)), header_(header), blocks_(std::move(blocks)), access_(access) {}
+             ImageAccess access, ImageSpace space)
+      : path_(std::move(path)),
+        fd_(std::move(fd)),
+        header_(header),
+        blocks_(std::move(blocks)),
+        access_(access),
+        space_(space) {}
 
   const Geometry& geometry() const override { return header_.geometry; }
   bool stores_data() const override { return true; }
@@ -70,9 +75,11 @@ class ImageStore final : public PageStore {
     // from before this erase.
     const std::vector<std::uint8_t> zeros(std::size_t{g.pages_per_block} * g.oob_size_bytes, 0);
     FLASHDIR_TRY(pwrite_all(fd_.get(), zeros, oob_offset(g.first_page(block)), "image OOB area"));
-    // Hole punching only gives the space back; a file system without it keeps the bytes,
-    // which the chip never returns (erased pages read as 0xFF by the write pointer).
-    if (::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+    // Hole punching only gives the space back: a sparse image does (a file system without it
+    // keeps the bytes, which the chip never returns: erased pages read as 0xFF by the write
+    // pointer); a reserved one keeps its space, so that no later program meets a full disk.
+    if (space_ == ImageSpace::sparse &&
+        ::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                     static_cast<off_t>(data_offset(g.first_page(block))),
                     static_cast<off_t>(g.block_size_bytes())) != 0 &&
         errno != EOPNOTSUPP) {
@@ -104,6 +111,7 @@ class ImageStore final : public PageStore {
   format::ImageHeader header_;
   std::vector<BlockState> blocks_;
   ImageAccess access_;
+  const ImageSpace space_;
 };
 
 Result<UniqueFd> open_locked(const std::filesystem::path& path, int flags, ImageAccess access) {
@@ -160,14 +168,14 @@ Result<std::shared_ptr<PageStore>> create_image_store(const std::filesystem::pat
   // A zero block table (erase count 0, nothing programmed) is an erased chip: the rest of the
   // file reads as zeros whether it is allocated or a hole.
   FLASHDIR_TRY(pwrite_all(fd->get(), bytes, 0, "image header"));
+  if (space == ImageSpace::reserved) FLASHDIR_TRY(reserve_space(fd->get(), path, header.layout.file_size));
   if (::ftruncate(fd->get(), static_cast<off_t>(header.layout.file_size)) != 0) {
     return errno_status(fmt::format("sizing image {} to {} bytes", path.string(), header.layout.file_size));
   }
-  if (space == ImageSpace::reserved) FLASHDIR_TRY(reserve_space(fd->get(), path, header.layout.file_size));
   if (::fdatasync(fd->get()) != 0) return errno_status(fmt::format("syncing {}", path.string()));
   std::vector<BlockState> blocks(geometry.block_count);
   return std::shared_ptr<PageStore>(
-      std::make_shared<ImageStore>(path, std::move(fd).value(), header, std::move(blocks), ImageAccess::read_write));
+      std::make_shared<ImageStore>(path, std::move(fd).value(), header, std::move(blocks), ImageAccess::read_write, space));
 }
 
 Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path& path, ImageAccess access) {
@@ -196,8 +204,12 @@ Result<std::shared_ptr<PageStore>> open_image_store(const std::filesystem::path&
     }
     blocks[b] = {entry.erase_count, entry.next_page};
   }
-  return std::shared_ptr<PageStore>(
-      std::make_shared<ImageStore>(path, std::move(fd).value(), header.value(), std::move(blocks), access));
+  // An image allocated in full was reserved when it was made (the space is never given back);
+  // one with holes is sparse.
+  const bool allocated = static_cast<std::uint64_t>(st.st_blocks) * 512 >= static_cast<std::uint64_t>(st.st_size);
+  return std::shared_ptr<PageStore>(std::make_shared<ImageStore>(path, std::move(fd).value(), header.value(),
+                                                                 std::move(blocks), access,
+                                                                 allocated ? ImageSpace::reserved : ImageSpace::sparse));
 }
 
 Result<format::ImageHeader> read_image_header(const std::filesystem::path& path) {
