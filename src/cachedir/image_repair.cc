@@ -59,8 +59,14 @@ Status resize_image(const std::filesystem::path& image, const Geometry& geometry
   auto fd = open_image(image, O_WRONLY);
   if (!fd.is_ok()) return fd.status();
   const std::uint64_t size = format::image_layout(geometry).file_size;
+  struct stat before {};
+  if (::fstat(fd->get(), &before) != 0) return errno_status(fmt::format("stat of image {}", image.string()));
   if (::ftruncate(fd->get(), static_cast<off_t>(size)) != 0)
     return errno_status(fmt::format("sizing image {} to {} bytes", image.string(), size));
+  // An image whose space was reserved (allocated in full) gets the space of what it grew by too.
+  const bool reserved = static_cast<std::uint64_t>(before.st_blocks) * 512 >= static_cast<std::uint64_t>(before.st_size);
+  if (reserved && ::fallocate(fd->get(), 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP)
+    return errno_status(fmt::format("reserving the space of image {} ({} bytes)", image.string(), size));
   return sync(fd->get(), image);
 }
 
