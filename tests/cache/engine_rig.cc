@@ -165,6 +165,13 @@ Status EngineRig::reopen_over(const std::filesystem::path& other_backing) {
   return open_engine();
 }
 
+cache::EngineOptions write_back_options(cache::MetadataScheme scheme) {
+  cache::EngineOptions options;
+  options.write_mode = cache::WriteMode::write_back;
+  options.metadata = scheme;
+  return options;
+}
+
 std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset) {
   std::vector<std::uint8_t> bytes(count);
   for (std::size_t i = 0; i < count; ++i) {

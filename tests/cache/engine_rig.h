@@ -108,6 +108,9 @@ class EngineRig {
   std::unique_ptr<cache::Engine> engine_;
 };
 
+// Engine options for write-back with `scheme`.
+cache::EngineOptions write_back_options(cache::MetadataScheme scheme = cache::MetadataScheme::lufuw);
+
 // `count` bytes of a pattern that names `tag` and each byte's offset: no two tags agree.
 std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset = 0);
 

@@ -6,24 +6,16 @@
 #include "engine_rig.h"
 
 using flashdir::StatusCode;
-using flashdir::cache::EngineOptions;
-using flashdir::cache::MetadataScheme;
-using flashdir::cache::WriteMode;
 using flashdir::testing::EngineRig;
 using flashdir::testing::pattern;
+using flashdir::testing::write_back_options;
 
 namespace {
-
-EngineOptions write_back() {
-  EngineOptions options;
-  options.write_mode = WriteMode::write_back;
-  return options;
-}
 
 }  // namespace
 
 TEST_CASE("loss report: a damaged metadata page that described fsync'd pages names their file") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("journal", pattern(1, 4 * P));
   rig.put("other", pattern(2, 2 * P));
@@ -49,7 +41,7 @@ TEST_CASE("loss report: a damaged metadata page that described fsync'd pages nam
 }
 
 TEST_CASE("loss report: a write-back that finishes clears the mark, and a later cut names nothing") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(1, 2 * P));
   auto file = rig.engine().open_file("f");
@@ -69,7 +61,7 @@ TEST_CASE("loss report: a write-back that finishes clears the mark, and a later 
 }
 
 TEST_CASE("loss report: a damaged dirty page found by a read fails the next fsync and close, once") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(1, 3 * P));
   auto file = rig.engine().open_file("f");

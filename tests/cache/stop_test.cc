@@ -6,18 +6,11 @@
 #include "engine_rig.h"
 
 using flashdir::Status;
-using flashdir::cache::EngineOptions;
-using flashdir::cache::WriteMode;
 using flashdir::testing::EngineRig;
 using flashdir::testing::pattern;
+using flashdir::testing::write_back_options;
 
 namespace {
-
-EngineOptions write_back() {
-  EngineOptions options;
-  options.write_mode = WriteMode::write_back;
-  return options;
-}
 
 std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -27,7 +20,7 @@ std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<
 }  // namespace
 
 TEST_CASE("stop: unsynced write-back data that extends its file is kept and goes back at the restart") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(1, 2 * P));
   rig.put("clean", pattern(2, P));
@@ -61,7 +54,7 @@ TEST_CASE("stop: unsynced write-back data that extends its file is kept and goes
 }
 
 TEST_CASE("stop: an engine holding no write-back data names no file") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(1, 2 * P));
   auto file = rig.engine().open_file("f");

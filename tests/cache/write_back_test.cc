@@ -10,18 +10,11 @@
 using flashdir::cache::EngineOptions;
 using flashdir::cache::FileHandle;
 using flashdir::cache::MetadataScheme;
-using flashdir::cache::WriteMode;
 using flashdir::testing::EngineRig;
 using flashdir::testing::pattern;
+using flashdir::testing::write_back_options;
 
 namespace {
-
-EngineOptions write_back(MetadataScheme scheme = MetadataScheme::lufuw) {
-  EngineOptions options;
-  options.write_mode = WriteMode::write_back;
-  options.metadata = scheme;
-  return options;
-}
 
 // Writes `bytes` at `offset` into `model`, growing it with zeros as a file would.
 void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
@@ -32,7 +25,7 @@ void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::ve
 }  // namespace
 
 TEST_CASE("write-back keeps writes in the cache until the last release writes them back") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   auto model = pattern(1, 6 * P + 100);
   rig.put("f", model);
@@ -71,8 +64,8 @@ TEST_CASE("write-back keeps writes in the cache until the last release writes th
   CHECK(rig.engine().stats().read_miss_pages - misses <= 3);
 }
 
-TEST_CASE("write-back: write_back() puts a file's dirty pages in the backing file while it stays open") {
-  EngineRig rig(write_back());
+TEST_CASE("write-back: write_back_options() puts a file's dirty pages in the backing file while it stays open") {
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   auto model = pattern(4, 3 * P);
   rig.put("f", model);
@@ -96,7 +89,7 @@ TEST_CASE("write-back: write_back() puts a file's dirty pages in the backing fil
 }
 
 TEST_CASE("write-back: a cache full of dirty pages makes writers wait for the flusher, never loses data") {
-  EngineOptions options = write_back();
+  EngineOptions options = write_back_options();
   options.flush_batch_pages = 8;
   EngineRig rig(options);
   const std::uint32_t P = rig.page_size();
@@ -127,7 +120,7 @@ TEST_CASE("write-back: a cache full of dirty pages makes writers wait for the fl
 }
 
 TEST_CASE("write-back: truncate and fallocate write dirty pages back first; bytes below the end are kept") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(5, 4 * P));
   auto file = rig.engine().open_file("f");
@@ -151,7 +144,7 @@ TEST_CASE("write-back: truncate and fallocate write dirty pages back first; byte
 TEST_CASE("write-back: after a power cut the fsync'd pages are written back at the restart") {
   for (auto scheme : {MetadataScheme::lufuw, MetadataScheme::write_update, MetadataScheme::update_write_update}) {
     DYNAMIC_SECTION("scheme " << flashdir::cache::metadata_scheme_name(scheme)) {
-      EngineRig rig(write_back(scheme));
+      EngineRig rig(write_back_options(scheme));
       const std::uint32_t P = rig.page_size();
       auto model = pattern(7, 5 * P);
       rig.put("f", model);
@@ -178,7 +171,7 @@ TEST_CASE("write-back: after a power cut the fsync'd pages are written back at t
 }
 
 TEST_CASE("write-back: a close writes everything back and the restart finds nothing dirty") {
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(10, 2 * P));
   auto file = rig.engine().open_file("f");
@@ -195,7 +188,7 @@ TEST_CASE("write-back: a close writes everything back and the restart finds noth
 }
 
 TEST_CASE("write-back: concurrent writers, readers and fsyncs on the same and different files") {
-  EngineOptions options = write_back();
+  EngineOptions options = write_back_options();
   options.flush_batch_pages = 4;
   EngineRig rig(options);
   const std::uint32_t P = rig.page_size();
@@ -247,7 +240,7 @@ TEST_CASE("write-back: a rename after the engine stopped still moves the file's 
   // Found by the crash oracle under ASan: the flusher met a power cut, a rename in another
   // thread then moved the backing file but returned before the catalog followed it, and the
   // restart found the dirty pages' file gone (lost_dirty_slots).
-  EngineRig rig(write_back(MetadataScheme::write_update));
+  EngineRig rig(write_back_options(MetadataScheme::write_update));
   REQUIRE(rig.power_cycle(flashdir::FaultPlan{}).is_ok());  // over a FaultyChip that cuts nothing yet
   const std::uint32_t P = rig.page_size();
   rig.put("f", pattern(1, 8 * P));
@@ -280,7 +273,7 @@ TEST_CASE("write-back: a cut inside the fsync of an append leaves the old end or
   bool fsync_ran_to_its_end = false;
   for (std::uint64_t skipped = 0; skipped < 200 && !fsync_ran_to_its_end; ++skipped) {
     INFO("cut " << skipped << " chip operations into the fsync");
-    EngineRig rig(write_back(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
+    EngineRig rig(write_back_options(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
     REQUIRE(rig.power_cycle(flashdir::FaultPlan{}).is_ok());
     const std::uint32_t P = rig.page_size();
     const auto before = pattern(1, 2 * P);
@@ -306,7 +299,7 @@ TEST_CASE("write-back: pages past the backing file's end after a cut are dropped
   // A commit makes dirty pages durable without extending the backing file (only fsync does):
   // after a cut the restart cuts them off at the backing file's end, and must not keep them as
   // clean copies of bytes the file never had.
-  EngineRig rig(write_back(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
+  EngineRig rig(write_back_options(), 64, flashdir::format::RamPolicy::tree, 64 * 1024);
   const std::uint32_t P = rig.page_size();
   const auto before = pattern(1, 2 * P + 100);
   rig.put("f", before);
@@ -337,7 +330,7 @@ TEST_CASE("write-back: a restart drops the dirty pages that can never go back, s
   // without a word: the page had been dropped durably in between.
   const bool damaged = GENERATE(true, false);
   INFO((damaged ? "a damaged dirty page" : "the backing refuses the pages with EFBIG"));
-  EngineRig rig(write_back());
+  EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
   const auto before = pattern(1, 4 * P);
   rig.put("journal", before);

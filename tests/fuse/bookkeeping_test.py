@@ -14,11 +14,6 @@ import harness
 PAGE = 4096
 
 
-def read_all(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def write_file(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -37,7 +32,7 @@ def catalog_log_deleted(check, top):
         write_file(f"{backing}/{name}", data)
     with harness.Mount(backing, mnt, cache):
         for name, data in old.items():
-            check.check(read_all(f"{mnt}/{name}") == data, f"wal: {name} reads right")
+            check.check(harness.read_all(f"{mnt}/{name}") == data, f"wal: {name} reads right")
     logs = glob.glob(f"{cache}/catalog/*.log")
     check.check(len(logs) > 0, f"wal: the catalog has a write-ahead log to delete: {os.listdir(f'{cache}/catalog')}")
     for log in logs:
@@ -46,13 +41,13 @@ def catalog_log_deleted(check, top):
     with harness.Mount(backing, mnt, cache) as mount:
         for name, data in new.items():
             write_file(f"{mnt}/{name}", data)
-            check.check(read_all(f"{mnt}/{name}") == data, f"wal: {name} reads right")
+            check.check(harness.read_all(f"{mnt}/{name}") == data, f"wal: {name} reads right")
         check.check("lost" in mount.startup_log, f"wal: the mount says the catalog lost records: {mount.startup_log}")
     with harness.Mount(backing, mnt, cache):
         wrong = 0
         for name, data in new.items():
             os.truncate(f"{mnt}/{name}", 16 * PAGE)
-            extended = read_all(f"{mnt}/{name}")
+            extended = harness.read_all(f"{mnt}/{name}")
             check.check(extended[:PAGE] == data, f"wal: {name} still reads right")
             wrong += sum(1 for p in range(1, 16) if extended[p * PAGE:(p + 1) * PAGE] != bytes(PAGE))
         check.check(wrong == 0, f"wal: the extended files read zeros ({wrong} of {15 * len(new)} pages hold other bytes)")
@@ -80,12 +75,12 @@ def catalog_log_deleted_after_kill(check, top):
     with harness.Mount(backing, mnt, cache, "mode=writeback") as again:
         check.check("saved in" in again.startup_log and "lost" in again.startup_log,
                     f"wal9: the mount says the catalog lost records and where the page went: {again.startup_log}")
-        check.check(read_all(f"{mnt}/journal") == b"o" * 4 * PAGE, "wal9: the file reads as its backing file holds it")
+        check.check(harness.read_all(f"{mnt}/journal") == b"o" * 4 * PAGE, "wal9: the file reads as its backing file holds it")
     saved = [n for n in os.listdir(f"{cache}/lost+found") if not n.endswith(".txt")] \
         if os.path.isdir(f"{cache}/lost+found") else []
     check.check(len(saved) == 1 and saved[0].endswith("-record-lost"), f"wal9: lost+found keeps the page: {saved}")
     if saved:
-        kept = read_all(f"{cache}/lost+found/{saved[0]}")
+        kept = harness.read_all(f"{cache}/lost+found/{saved[0]}")
         check.check(kept[PAGE:2 * PAGE] == b"FSYNCED-RECORD!!" * (PAGE // 16), "wal9: with its bytes at their offset")
 
 
@@ -97,7 +92,7 @@ def another_caches_catalog(check, top):
     write_file(f"{backing}/f", b"f" * PAGE)
     for cache in (f"{top}/swap/c1", f"{top}/swap/c2"):
         with harness.Mount(backing, mnt, cache):
-            check.check(read_all(f"{mnt}/f") == b"f" * PAGE, "swap: f reads right")
+            check.check(harness.read_all(f"{mnt}/f") == b"f" * PAGE, "swap: f reads right")
     shutil.rmtree(f"{top}/swap/c1/catalog")
     shutil.copytree(f"{top}/swap/c2/catalog", f"{top}/swap/c1/catalog")
     result = subprocess.run([harness.flashdir_binary(), backing, mnt, "-o", f"cache={top}/swap/c1"],

@@ -55,11 +55,6 @@ def wait_for_state(mnt, state, seconds=20.0):
         time.sleep(0.1)
 
 
-def read_all(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def write_file(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -108,7 +103,7 @@ def serves_while_full(check, top, mode, min_free):
     with small_disk(f"{top}/{name}-disk", "48M") as disk, \
             harness.Mount(backing, mnt, f"{disk}/c", f"mode={mode},min_free={min_free}", size="16M") as mount:
         for file, data in files.items():
-            check.check(read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right")
+            check.check(harness.read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right")
         held = None
         if mode == "writeback":
             # Written, not fsync'd, still open: only the cache holds these bytes. (No process may
@@ -131,17 +126,17 @@ def serves_while_full(check, top, mode, min_free):
                     f"{name}: the stats say the cache stopped, and why: {now}")
         check.check(harness.is_alive(mount.pid), f"{name}: the daemon is alive")
         for file, data in files.items():
-            check.check(read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right from the backing")
+            check.check(harness.read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right from the backing")
         fresh = os.urandom(300 * KIB)
         check.check(errno_of(lambda: write_file(f"{mnt}/fresh", fresh)) == 0, f"{name}: a new file is written")
-        check.check(read_all(f"{backing}/fresh") == fresh, f"{name}: the new file is in the backing")
+        check.check(harness.read_all(f"{backing}/fresh") == fresh, f"{name}: the new file is in the backing")
         files["f0"] = os.urandom(256 * KIB)
         with open(f"{mnt}/f0", "r+b") as f:
             f.write(files["f0"])
-        check.check(read_all(f"{backing}/f0") == files["f0"], f"{name}: an overwrite of a cached file reaches the backing")
+        check.check(harness.read_all(f"{backing}/f0") == files["f0"], f"{name}: an overwrite of a cached file reaches the backing")
         if held is not None:
             check.check(now["files_held_unwritten"] == 1, f"{name}: the stats count the held file: {now}")
-            check.check(errno_of(lambda: read_all(f"{mnt}/held")) == errno.EIO,
+            check.check(errno_of(lambda: harness.read_all(f"{mnt}/held")) == errno.EIO,
                         f"{name}: the held file cannot be opened around the cache (EIO)")
             check.check(errno_of(lambda: os.pwrite(held, b"late", 0)) != 0, f"{name}: its writer gets an error")
         os.unlink(filler)
@@ -150,12 +145,12 @@ def serves_while_full(check, top, mode, min_free):
         now = wait_for_state(mnt, "caching")
         check.check(now["state"] == "caching" and now["resumes"] == 1, f"{name}: the cache runs again: {now}")
         for file, data in files.items():
-            check.check(read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right after the resume")
-        check.check(read_all(f"{mnt}/fresh") == fresh, f"{name}: the new file reads right after the resume")
+            check.check(harness.read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right after the resume")
+        check.check(harness.read_all(f"{mnt}/fresh") == fresh, f"{name}: the new file reads right after the resume")
         if held is not None:
-            check.check(read_all(f"{backing}/held") == held_data, f"{name}: the held file's data went back to it")
+            check.check(harness.read_all(f"{backing}/held") == held_data, f"{name}: the held file's data went back to it")
         _, before = health(mnt)
-        read_all(f"{mnt}/f1")
+        harness.read_all(f"{mnt}/f1")
         _, after = health(mnt)
         check.check(after["read_hit_pages"] > before["read_hit_pages"], f"{name}: reads hit the cache again")
 

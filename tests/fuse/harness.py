@@ -197,6 +197,11 @@ RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 NOBODY_UID, NOBODY_GID = 65534, 65534
 
 
+def read_all(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def fallocate(fd, mode, offset, length):
     """fallocate(2) with its mode (Python's os module has only posix_fallocate)."""
     if _libc.fallocate(fd, mode, offset, length) != 0:
