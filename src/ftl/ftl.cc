@@ -124,6 +124,7 @@ Result<std::uint64_t> Ftl::write(Lpn first, std::uint32_t count, ConstByteSpan d
 Status Ftl::make_durable(Lpn first, std::uint32_t count) { return core_->make_durable(first, count); }
 Status Ftl::trim(Lpn first, std::uint32_t count) { return core_->trim(first, count); }
 Status Ftl::flush() { return core_->flush(); }
+bool Ftl::checkpoint_due() const { return core_->checkpoint_due(); }
 std::uint64_t Ftl::durable_seq() const { return core_->durable_sequence(); }
 Status Ftl::close() { return core_->close(); }
 FtlStats Ftl::stats() const { return core_->stats(); }

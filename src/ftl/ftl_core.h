@@ -81,6 +81,7 @@ class FtlCore final : public TranslationPages {
   Status make_durable(Lpn first, std::uint32_t count);
   Status trim(Lpn first, std::uint32_t count);
   Status flush();
+  bool checkpoint_due() const { return programs_since_checkpoint_ >= checkpoint_interval_pages_; }
   Status close();
   std::uint64_t durable_sequence() const { return durable_sequence_; }
   FtlStats stats() const;

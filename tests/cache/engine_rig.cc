@@ -39,9 +39,10 @@ EngineRig::~EngineRig() {
 }
 
 Status EngineRig::open_engine() {
-  // Commits only when a test calls Engine::commit: what a cut keeps must not depend on timing.
+  // Commits only when a test calls Engine::commit (or the bound on unprotected data is met):
+  // what a cut keeps must not depend on timing, unless the test asked for it.
   cache::EngineOptions options = options_;
-  options.commit_interval_ms = 0;
+  if (!background_commits_) options.commit_interval_ms = 0;
   auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get(), &file_ids_});
   if (!engine.is_ok()) return engine.status();
   engine_ = std::move(engine).value();
@@ -112,6 +113,11 @@ Status EngineRig::power_cycle_cut_in_restart(std::uint64_t operations) {
   FLASHDIR_TRY(reopen_ftl(FaultPlan{}));
   faulty_->cut_at_operation(faulty_->operations() + operations);
   return open_engine();
+}
+
+Status EngineRig::commit_in_background() {
+  background_commits_ = true;
+  return restart();
 }
 
 Status EngineRig::restart() { return reopen_with(options_); }

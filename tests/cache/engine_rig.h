@@ -22,8 +22,8 @@ namespace flashdir::testing {
 
 class EngineRig {
  public:
-  // The engine never commits in the background (commit_interval_ms is taken as 0): tests call
-  // Engine::commit where they want one.
+  // The engine never commits in the background (commit_interval_ms is taken as 0) unless a
+  // test calls commit_in_background(): tests call Engine::commit where they want one.
   explicit EngineRig(cache::EngineOptions options = {}, std::uint64_t blocks = 64,
                      format::RamPolicy ram = format::RamPolicy::tree, std::uint64_t device_ram_bytes = 4096,
                      Backend backend = Backend::memory);
@@ -60,6 +60,9 @@ class EngineRig {
   void cut_at_next_chip_operation(std::uint64_t skipped = 0) {
     faulty_->cut_at_operation(faulty_->operations() + skipped);
   }
+  // A clean close and a reopen whose engine (and every later one) commits in the background
+  // every commit_interval_ms of the rig's options.
+  Status commit_in_background();
   // A clean close and reopen.
   Status restart();
   Status reopen_with(const cache::EngineOptions& options);
@@ -86,6 +89,7 @@ class EngineRig {
   Status reopen_ftl(std::optional<FaultPlan> plan);
 
   cache::EngineOptions options_;
+  bool background_commits_ = false;
   TempDir dir_;
   std::filesystem::path backing_dir_;
   Geometry geometry_;

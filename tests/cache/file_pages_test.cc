@@ -90,3 +90,23 @@ TEST_CASE("FilePages hands out the slots a predicate picks, batch after batch, e
   }
   CHECK(total == 34);
 }
+
+TEST_CASE("FilePages::reserve makes room for that many pages at once: inserting them never grows the table") {
+  constexpr SlotIndex kSlots = 5000;
+  std::vector<std::uint64_t> page_of_slot(kSlots);
+  for (SlotIndex s = 0; s < kSlots; ++s) page_of_slot[s] = 7 * std::uint64_t{s};
+  const auto page_of = [&](SlotIndex slot) { return page_of_slot[slot]; };
+  FilePages pages;
+  pages.insert(0, page_of);
+  pages.reserve(kSlots, page_of);
+  const std::size_t reserved = pages.ram_bytes();
+  CHECK(reserved >= std::size_t{kSlots} * sizeof(SlotIndex) * 8 / 7);
+  for (SlotIndex s = 1; s < kSlots; ++s) pages.insert(s, page_of);
+  CHECK(pages.ram_bytes() == reserved);
+  CHECK(pages.size() == kSlots);
+  for (SlotIndex s = 0; s < kSlots; ++s) CHECK(pages.find(7 * std::uint64_t{s}, page_of) == s);
+  CHECK_FALSE(pages.find(3, page_of).has_value());
+  // A smaller reservation than the table leaves it as it is.
+  pages.reserve(10, page_of);
+  CHECK(pages.ram_bytes() == reserved);
+}

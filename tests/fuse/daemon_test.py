@@ -379,7 +379,7 @@ while True:
 
 
 def kill9_after_commit(check, top):
-    """Every few seconds the engine commits (the device RAM's pages programmed, the metadata's
+    """Half a second after a write the engine commits (the device RAM's pages programmed, the metadata's
     window published): a kill -9 after a commit keeps every cached page, and the remount serves
     the whole file from the cache."""
     backing, mnt, cache = f"{top}/b", f"{top}/m", f"{top}/cache-commit"

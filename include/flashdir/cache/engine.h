@@ -116,7 +116,7 @@ struct EngineStats {
   std::uint64_t evicted_pages = 0;           // each trimmed in the FTL
   std::uint64_t written_back_pages = 0;      // dirty pages written to the backing store
   std::uint64_t writer_waits = 0;            // writers that waited for the flusher (cache full of dirty)
-  std::uint64_t commits = 0;                 // commits that had work (Engine::commit, the committer)
+  std::uint64_t commits = 0;                 // commits that had work (Engine::commit, the committer, the bound)
   std::uint64_t corrupt_pages = 0;           // hits whose page failed its checksum: dropped, read from backing
   std::uint64_t stale_drops = 0;             // files found changed on open: their pages dropped
   std::uint64_t renumbered_files = 0;        // files met under a new inode number, contents and owner the same
@@ -198,9 +198,9 @@ class Engine {
   // write_back() for a caller that is not the file's writer: an error a deferred write-back
   // met stays for the writer's fsync or close.
   Status write_back_keeping_error(FileHandle file);
-  // Makes every write so far usable after a power cut: the FTL programs what its device RAM
-  // buffers, and the metadata says the writes finished. A background thread calls it every
-  // EngineOptions::commit_interval_ms while data is being written.
+  // Makes every write so far usable after a power cut: the FTL programs the pages of the writes
+  // not yet finished that its device RAM still buffers, and the metadata says they finished.
+  // The engine also commits by itself (EngineOptions::commit_interval_ms, commit_pending_bytes).
   Status commit();
   // The file's size as the engine has it: in write-back, past the backing file's end until the
   // pages there go back. Callers that report sizes (getattr, O_APPEND) take it from here.

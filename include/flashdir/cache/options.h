@@ -53,11 +53,18 @@ struct EngineOptions {
   std::uint8_t dirty_low_watermark_percent = 25;
   // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
   std::uint32_t flush_batch_pages = 64;
-  // Every this many milliseconds, if data was written to the cache since, the engine commits
-  // (Engine::commit): the device RAM's buffered pages are programmed and one metadata page
-  // publishes the confirmations, so that a power cut keeps every fill older than this. 0: never
-  // (data leaves the device RAM only as it fills, and a cut drops what it still held).
-  std::uint32_t commit_interval_ms = 5000;
+  // The engine commits (Engine::commit, doc/cache.md "Commit": the data of the writes not yet
+  // finished is programmed out of the device RAM and one metadata page publishes them) at most
+  // this many milliseconds after the oldest write to the cache (a fill, a rewrite) that no
+  // commit covers yet, so that a power cut or a kill -9 keeps every page cached more than this
+  // (plus the commit's own time) before it. 0: never by time (data leaves the device RAM only as
+  // it fills or as commit_pending_bytes forces it, and a cut drops what it still held).
+  std::uint32_t commit_interval_ms = 500;
+  // When the data of the writes not yet finished (their pages still in the device RAM, their
+  // confirmations not on the chip) reaches this many bytes, the write that reaches it commits
+  // at once, under the cache lock: the most a cut can drop however fast data comes in, and the
+  // most one commit programs. Rounded down to whole cache pages (at least one). 0: no bound.
+  std::uint64_t commit_pending_bytes = 8ULL << 20;
   // How files are told apart (doc/daemon.md "File identity"); unset: by the backing (the path
   // rule where inode numbers are not stable, FUSE backings such as sshfs; the inode rule
   // elsewhere). A cache that changes rule drops its clean pages once.

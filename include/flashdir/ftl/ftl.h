@@ -108,6 +108,10 @@ class Ftl {
   Status trim(Lpn first, std::uint32_t count);
   // Makes every completed write and trim durable (and the chip image synced).
   Status flush();
+  // Whether the next flush() writes a checkpoint (checkpoint_interval_pages programmed since the
+  // last one): the roll-forward after a cut reads what was programmed since, so a caller that
+  // keeps its writes durable by other means (make_durable) flushes when this says so.
+  bool checkpoint_due() const;
   std::uint64_t durable_seq() const;
   // Flushes, writes a final checkpoint and syncs: the next open needs no recovery.
   Status close();

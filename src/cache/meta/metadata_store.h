@@ -91,6 +91,7 @@ struct MetadataCounters {
   std::uint64_t entries_written = 0;    // entry updates those writes carried (batching)
   std::uint64_t data_writes = 0;        // slot data writes the store was told about
   std::uint64_t window_forced = 0;      // writes a full window forced to completion
+  std::uint64_t committed_writes = 0;   // unfinished writes a commit finished
   std::uint64_t trims = 0;              // slot LPNs trimmed after their drop reached the chip
   double metadata_writes_per_data_write() const;
   double entries_per_metadata_write() const;
@@ -130,11 +131,15 @@ class MetadataStore {
   // fsync: the slots' data and entries, as the store holds them in RAM, are on the chip when
   // this returns (data programmed out of the device RAM, confirmations written).
   Status sync_slots(std::span<const SlotIndex> slots);
-  // After an FTL flush (a commit): the writes the durable watermark now covers are finished, and
-  // if the window on the chip (in the newest metadata page) is not the one in RAM, one metadata
-  // page is written to publish it (lufuw; nothing to do in the other schemes). A cut then keeps
-  // every finished write.
-  Status publish_window();
+  // A commit (doc/cache.md "Commit"): every unfinished write finishes, its data programmed if
+  // it still sits in the device RAM, and if the window on the chip (in the newest metadata
+  // page) is not the one in RAM, now empty, one metadata page is written to publish it (lufuw;
+  // the other schemes finish their writes as they go). A cut then keeps every write so far.
+  // Neither syncs the image nor writes translation pages: a programmed page survives a cut.
+  Status commit();
+  // Writes whose data the durable watermark does not cover yet and that no commit finished:
+  // what a cut now would drop (lufuw). The engine bounds it (commit_pending_bytes).
+  std::size_t unprotected_writes() const { return unfinished_.size(); }
   // Dirty slots were written back and their files synced: clean on the chip when this returns.
   Status mark_clean(std::span<const SlotIndex> slots);
   // Slots leave the cache. buffered (eviction): the entry reaches the chip with the page's next
@@ -201,6 +206,9 @@ class MetadataStore {
   // Makes room in the window: the oldest page's writes are completed (their data programmed
   // if it still sits in the device RAM) and the page written with the confirmations.
   Status force_oldest();
+  // Finishes every unfinished write, programming the data the device RAM still holds (a commit,
+  // a clean close). `why` names the caller in the error a write in flight gets.
+  Status finish_unfinished(const char* why);
   void finish(SlotIndex slot);
   void note_update(std::uint32_t page);
   Status trim_runs(std::vector<SlotIndex> slots);

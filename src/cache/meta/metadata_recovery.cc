@@ -1,0 +1,207 @@
+// The metadata store's open (metadata_store.h; doc/cache.md "Metadata"): reading every metadata
+// page, the usability rule and the repairs of what it drops.
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "cache/meta/metadata_store.h"
+#include "cache/meta/usability_rule.h"
+
+namespace flashdir::cache {
+namespace {
+
+namespace flag = format::metadata_flag;
+
+// Metadata pages read per FTL request at open.
+constexpr std::uint32_t kOpenReadPages = 64;
+
+}  // namespace
+
+Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore::open(Ftl& ftl, const SlotLayout& layout,
+                                                                                      MetadataScheme scheme) {
+  const auto started = std::chrono::steady_clock::now();
+  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+    return Status::invalid_argument("slot layout does not fit the FTL");
+  }
+  std::unique_ptr<MetadataStore> store(new MetadataStore(ftl, layout, scheme));
+  const std::uint64_t M = layout.metadata_pages;
+  const std::size_t page_bytes = layout.page_size_bytes;
+  std::vector<std::optional<format::MetadataPage>> pages(M);
+  std::vector<bool> damaged(M, false);
+  std::vector<std::uint8_t> buffer(std::size_t{kOpenReadPages} * page_bytes);
+  auto read_pages = [&](std::uint64_t first, std::uint32_t count) -> Status {
+    const ByteSpan bytes = ByteSpan(buffer).first(count * page_bytes);
+    Status s = ftl.read(Lpn(first), count, bytes);
+    if (s.code() == StatusCode::corruption && count > 1) {
+      // One bad page fails the whole run: find it page by page.
+      for (std::uint32_t i = 0; i < count; ++i) {
+        Status one = ftl.read(Lpn(first + i), 1, bytes.subspan(i * page_bytes, page_bytes));
+        if (one.code() == StatusCode::corruption) {
+          damaged[first + i] = true;
+          std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(i * page_bytes), page_bytes, 0);
+        } else if (!one.is_ok()) {
+          return one;
+        }
+      }
+      return Status::ok();
+    }
+    if (s.code() == StatusCode::corruption) {
+      damaged[first] = true;
+      std::fill(bytes.begin(), bytes.end(), 0);
+      return Status::ok();
+    }
+    return s;
+  };
+  for (std::uint64_t first = 0; first < M; first += kOpenReadPages) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(kOpenReadPages, M - first));
+    FLASHDIR_TRY(read_pages(first, count));
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t p = first + i;
+      if (damaged[p]) continue;
+      auto decoded = decode_page(layout, p, ConstByteSpan(buffer).subspan(i * page_bytes, page_bytes));
+      if (decoded.status().code() == StatusCode::not_found) continue;
+      if (!decoded.is_ok()) {
+        damaged[p] = true;
+        continue;
+      }
+      if (decoded->header.scheme != meta::scheme_code(scheme)) {
+        return Status::invalid_argument(fmt::format(
+            "metadata page {} was written by scheme code {}, the cache is opened with code {} (doc/format.md)", p,
+            static_cast<int>(decoded->header.scheme), static_cast<int>(meta::scheme_code(scheme))));
+      }
+      pages[p] = std::move(decoded).value();
+    }
+  }
+  RecoveredSlots recovered;
+  FLASHDIR_TRY(store->recover(pages, damaged, recovered));
+  recovered.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return std::make_pair(std::move(store), std::move(recovered));
+}
+
+Result<format::MetadataPage> MetadataStore::decode_page(const SlotLayout& layout, std::uint64_t page,
+                                                        ConstByteSpan bytes) {
+  auto decoded = format::decode_metadata_page(bytes);
+  if (!decoded.is_ok()) return decoded.status();
+  // A page that decodes but sits in the wrong place or describes another layout.
+  const format::MetadataPageHeader& header = decoded->header;
+  if (header.page_number != page) {
+    return Status::corruption(fmt::format("metadata page holds the header of page {}", header.page_number));
+  }
+  const std::uint32_t expected = layout.entries_in(static_cast<std::uint32_t>(page));
+  if (decoded->entries.size() != expected) {
+    return Status::corruption(
+        fmt::format("metadata page holds {} entries, the cache's layout gives it {}", decoded->entries.size(), expected));
+  }
+  for (std::uint32_t n : header.window) {
+    if (n >= layout.metadata_pages) {
+      return Status::corruption(
+          fmt::format("metadata page window names page {}, beyond the cache's {} metadata pages", n, layout.metadata_pages));
+    }
+  }
+  return decoded;
+}
+
+Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage>> pages,
+                              const std::vector<bool>& damaged, RecoveredSlots& out) {
+  std::vector<std::optional<format::MetadataPageHeader>> headers(pages.size());
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    if (pages[p]) headers[p] = pages[p]->header;
+  }
+  meta::ChipSummary chip = meta::summarize(headers);
+  std::vector<std::uint32_t> repairs;
+  std::vector<SlotIndex> trims;
+  for (std::uint32_t p = 0; p < pages.size(); ++p) {
+    if (!damaged[p]) continue;
+    // What a damaged page held is unknown: its slots go. It may also have been the newest
+    // page, so neither the clean mark nor the window found elsewhere can be trusted.
+    ++out.damaged_pages;
+    chip.clean_shutdown = false;
+    chip.window_lost = true;
+    note_update(p);
+    repairs.push_back(p);
+    for (std::uint32_t i = 0; i < layout_.entries_in(p); ++i) trims.push_back(p * layout_.entries_per_page + i);
+  }
+  sequence_ = chip.newest_sequence;
+  clean_mark_on_chip_ = chip.clean_shutdown;
+  out.clean_shutdown = chip.clean_shutdown;
+  for (std::uint32_t p = 0; p < pages.size(); ++p) {
+    const SlotIndex first = p * layout_.entries_per_page;
+    if (!pages[p]) continue;  // never written (no entries) or damaged (above)
+    const auto& entries = pages[p]->entries;
+    for (std::uint32_t i = 0; i < entries.size(); ++i) {
+      const SlotIndex slot = first + i;
+      entries_[slot].chip_flags = entries[i].flags;
+      switch (meta::judge(chip, scheme_, p, entries[i])) {
+        case meta::Verdict::empty: break;
+        case meta::Verdict::usable: {
+          set_entry(slot, entries[i].file_id, entries[i].page_no,
+                    static_cast<std::uint8_t>(entries[i].flags & ~flag::kWriting));
+          const SlotEntry entry{entries[i].file_id, entries[i].page_no, entries[i].dirty()};
+          out.usable.push_back({slot, entry});
+          out.dirty += entry.dirty ? 1 : 0;
+          break;
+        }
+        case meta::Verdict::dropped:
+          ++out.dropped;
+          note_update(p);
+          repairs.push_back(p);
+          trims.push_back(slot);
+          break;
+      }
+    }
+  }
+  // A clean close wrote every buffered drop (close_clean): no file page is named twice, and the
+  // search, a third of the restart of a full cache, is left out.
+  if (!chip.clean_shutdown) drop_older_duplicates(pages, out, repairs, trims);
+  in_recovery_ = true;
+  recovery_window_ = chip.window;
+  if (chip.window_lost) {
+    // Repairs carry a window of every page (up to its capacity) while they run.
+    recovery_window_.clear();
+    for (std::uint32_t p = 0; p < pages.size() && recovery_window_.size() < format::kMetadataWindowCapacity; ++p) {
+      recovery_window_.push_back(p);
+    }
+  }
+  Status repaired = write_pages(repairs);
+  in_recovery_ = false;
+  FLASHDIR_TRY(repaired);
+  return trim_runs(std::move(trims));
+}
+
+void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
+                                          std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims) {
+  // A file page evicted from one slot (its entry still VALID on the chip, the drop buffered)
+  // and cached again in another: the newer entry is the one in the page written later (the
+  // old slot's page, written after the drop, would have cleared it).
+  auto sequence_of = [&](SlotIndex slot) { return pages[layout_.page_of(slot)]->header.sequence; };
+  absl::flat_hash_map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> newest;
+  newest.reserve(out.usable.size());
+  std::vector<bool> loser(out.usable.size(), false);
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    auto [it, inserted] = newest.try_emplace(std::make_pair(r.entry.file_id, r.entry.page_no), i);
+    if (inserted) continue;
+    const std::size_t other = it->second;
+    const bool this_newer = sequence_of(r.slot) > sequence_of(out.usable[other].slot);
+    loser[this_newer ? other : i] = true;
+    if (this_newer) it->second = i;
+  }
+  std::vector<RecoveredSlot> kept;
+  for (std::size_t i = 0; i < out.usable.size(); ++i) {
+    const RecoveredSlot& r = out.usable[i];
+    if (!loser[i]) {
+      kept.push_back(r);
+      continue;
+    }
+    clear_entry(r.slot);
+    out.dirty -= r.entry.dirty ? 1 : 0;
+    ++out.dropped;
+    ++out.duplicates;
+    note_update(layout_.page_of(r.slot));
+    repairs.push_back(layout_.page_of(r.slot));
+    trims.push_back(r.slot);
+  }
+  out.usable = std::move(kept);
+}
+
+}  // namespace flashdir::cache
