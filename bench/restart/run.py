@@ -8,7 +8,7 @@
    With them: the metadata pages written per cached page, the commits, and the re-read of the
    file after the restart against the same read from a cold cache. The two baseline metadata
    schemes get the 1.2 s round in write-through.
-2. restart time against the cache's size: a fresh cache of each size (sparse image) filled by
+2. restart time against the cache's size: a fresh cache of each size (its image space reserved at creation, as for every cache) filled by
    reading a sparse file of its size; the mount time after a clean unmount, then after a kill -9
    (one page cached 1.2 s before it, so that the restart is the one after a cut), and the slope.
 
@@ -184,7 +184,7 @@ def report(usable, sizes, args):
                      f"| {r['commits']} | {r['metadata_per_cached']:.4f} | {r['metadata_per_data_write']:.3f} "
                      f"| {r['mount_s']:.2f} | {r['restart_s']:.3f} | {r['warm_s']:.2f} ({r['warm_hits']:,}) "
                      f"| {r['cold_s']:.2f} |")
-    lines += ["", "## Restart time against the cache's size (filled full, sparse images)", "",
+    lines += ["", "## Restart time against the cache's size (filled full)", "",
               "| size | cached pages | fill s | mount after clean unmount s (engine restart s) "
               "| mount after kill -9 s (engine restart s) | usable after the cut |",
               "|---|---|---|---|---|---|"]
