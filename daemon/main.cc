@@ -33,6 +33,11 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread
   allow_other            let other users use the mount (root, or user_allow_other in /etc/fuse.conf)
+  allow_root             let root use the mount as well as you (not with allow_other)
+  fsname=NAME            the mount's source in mount(8) and /proc/mounts (default: BACKING)
+  subtype=NAME           the mount's type is fuse.NAME (default flashdir)
+  max_read=SIZE          the largest read the kernel sends (default: the kernel's)
+  defaults, auto, noauto, user, nouser, users, owner, _netdev, nofail, x-*      fstab words, accepted
   foreground             stay in the foreground (log to stderr)
   debug                  log every request (implies foreground)
   rw, ro, nosuid, nodev, noexec, sync, ...      generic mount flags, handed to the kernel

@@ -90,7 +90,16 @@ int main(int argc, char** argv) {
   bool repair = false;
   app.add_option("DIR", dir, "Cache directory to check")->required();
   auto* n = app.add_flag("-n,--no-changes", no_changes, "Open everything read-only and change nothing (default)");
-  app.add_flag("-y,--yes", repair, "Repair what can be repaired without asking")->excludes(n);
+  // fsck(8) passes -p or -a at boot ("preen": repair what is safe without asking). Every repair
+  // -y makes is safe in that sense for a cache: what it drops the backing holds, and dirty pages
+  // it cannot place are kept in lost+found.
+  app.add_flag("-y,--yes,-p,-a", repair,
+               "Repair what can be repaired without asking (-p and -a, as fsck(8) passes them, do the same: "
+               "nothing a repair drops is lost, see doc/fsck.md)")
+      ->excludes(n);
+  bool force = false;  // fsck(8)'s -f: this check never skips a cache that looks clean
+  app.add_flag("-f,--force", force, "Check even a cache that was closed cleanly (it always does)");
+  app.set_version_flag("-V,--version", fmt::format("fsck.flashdir {}", FLASHDIR_VERSION));
   std::string backing;
   app.add_option("--backing", backing,
                  "Backing directory the cache stands for, to check that the catalog's files exist (default: the "

@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
                  "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
                  "(P percent for mapping)")
       ->capture_default_str();
+  app.set_version_flag("-V,--version", fmt::format("mkfs.flashdir {}", FLASHDIR_VERSION));
   app.add_flag("--sparse", sparse,
                "Leave the image sparse (its space is taken as pages are written) instead of reserving it: a cache "
                "larger than the free space is then accepted, and a full disk stops it; for experiments");

@@ -92,16 +92,19 @@ std::size_t inode_fd_budget() {
 }
 
 // libfuse's mount options: always default_permissions (the kernel checks access against the
-// backing's modes, DESIGN.md); fsname shows the backing in mount(8); subtype makes the type
-// "fuse.flashdir".
+// backing's modes, DESIGN.md); fsname shows the backing in mount(8) unless fsname= names
+// another source; subtype makes the type "fuse.flashdir" unless subtype= says otherwise.
 std::string fuse_mount_options(const MountRequest& request, const std::filesystem::path& backing) {
   std::string fsname;
-  for (char c : backing.string()) {
+  for (char c : request.options.fsname.value_or(backing.string())) {
     if (c == ',' || c == '\\') fsname += '\\';
     fsname += c;
   }
-  std::string text = fmt::format("default_permissions,subtype=flashdir,fsname={}", fsname);
+  std::string text = fmt::format("default_permissions,subtype={},fsname={}",
+                                 request.options.subtype.value_or("flashdir"), fsname);
   if (request.options.allow_other) text += ",allow_other";
+  if (request.options.allow_root) text += ",allow_root";
+  if (request.options.max_read_bytes) text += fmt::format(",max_read={}", *request.options.max_read_bytes);
   for (const auto& flag : request.options.kernel_flags) text += "," + flag;
   if (atime_mode(request.options) == AtimeMode::noatime) text += ",noatime";
   return text;
@@ -273,10 +276,6 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   supervision.reopen = [&request, &backing, &cache] { return open_cache(request, backing.canonical, cache); };
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()), std::move(supervision),
                                                   request.options.write_mode == WriteMode::writeback);
-  if (!context.inodes->reopens_by_handle())
-    spdlog::warn("open_by_handle_at is not available (needs CAP_DAC_READ_SEARCH and file handles on the backing "
-                 "file system): every known inode keeps a descriptor");
-
   // The log is opened before the mount so that a refusal (a link planted in the cache) still
   // reaches the terminal.
   UniqueFd log;
@@ -320,9 +319,14 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   served.mounted = true;
   if (Status s = cache.lock.set_state(fmt::format("{} {}", kStateServing, mountpoint.string())); !s.is_ok())
     spdlog::warn("{}", s.message());
+  startup.report(true, std::move(log));
+  // Said once the terminal has its answer: into daemon.log in the background, on stderr in the
+  // foreground. Nothing a user must act on is here (the restart's losses were said above).
   spdlog::info("mounted {} on {} (cache {}, pid {})\n{}", backing.canonical.string(), mountpoint.string(),
                cache.dir.path.string(), ::getpid(), describe(request.options));
-  startup.report(true, std::move(log));
+  if (!context.inodes->reopens_by_handle())
+    spdlog::info("open_by_handle_at is not available (it needs CAP_DAC_READ_SEARCH and file handles on the "
+                 "backing file system): every known inode keeps a descriptor");
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
   if (request.options.threads != 0) fuse_loop_cfg_set_max_threads(loop, request.options.threads);

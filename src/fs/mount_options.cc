@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <charconv>
 
 #include "flashdir/size.h"
@@ -20,8 +21,11 @@ constexpr std::array<std::string_view, 11> kKernelFlags = {"rw",     "ro",     "
 constexpr std::array<std::string_view, 2> kNoEffect = {"lazytime", "nolazytime"};
 // Options that only mean something to mount(8) and fstab; mount.fuse3 drops most of them, and
 // a line that still carries one must not fail.
-constexpr std::array<std::string_view, 7> kFstabOnly = {"auto", "noauto", "user", "nouser", "users", "_netdev",
-                                                        "nofail"};
+constexpr std::array<std::string_view, 9> kFstabOnly = {"auto",    "noauto", "user",  "nouser",  "users",
+                                                        "_netdev", "nofail", "owner", "defaults"};
+// Options for other programs (systemd's x-systemd.*, and every x-* by mount(8)'s convention),
+// with or without a value: mount(8) keeps them out of the kernel's way, and so does flashdir.
+constexpr std::string_view kUserspacePrefix = "x-";
 
 bool one_of(std::string_view name, auto const& list) {
   for (std::string_view candidate : list)
@@ -82,9 +86,16 @@ constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyMo
 constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityChoices = {{
     {"auto", IdentityChoice::automatic}, {"inode", IdentityChoice::inode}, {"path", IdentityChoice::path}}};
 
-constexpr std::array<std::string_view, 12> kValuedOptions = {
-    "cache", "size", "mode", "ram", "ram_policy", "meta", "seq_cutoff_read", "seq_cutoff_write", "nand_latency",
-    "threads", "identity", "min_free"};
+constexpr std::array<std::string_view, 15> kValuedOptions = {
+    "cache",   "size",     "mode",     "ram",      "ram_policy", "meta",    "seq_cutoff_read", "seq_cutoff_write",
+    "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read"};
+
+// A FUSE subtype as libfuse and mount(8) take it: the type becomes fuse.NAME.
+bool valid_subtype(std::string_view name) {
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return !name.empty();
+}
 
 // The most worker threads a mount may ask for; libfuse's own ceiling for max_threads is far
 // higher, but beyond this the daemon only adds contention on a small machine.
@@ -105,7 +116,9 @@ Status apply(MountOptions& options, std::string_view item) {
     return Status::ok();
   };
 
+  if (name.starts_with(kUserspacePrefix)) return Status::ok();
   if (name == "allow_other") return flag(options.allow_other);
+  if (name == "allow_root") return flag(options.allow_root);
   if (name == "foreground") return flag(options.foreground);
   if (name == "debug") return flag(options.debug);
   if (name == "clone_fd") return flag(options.clone_fd);
@@ -127,6 +140,20 @@ Status apply(MountOptions& options, std::string_view item) {
   }
   if (name == "ram") return assign_size(item, value, false, options.ram_bytes.emplace());
   if (name == "min_free") return assign_size(item, value, true, options.min_free_bytes);
+  if (name == "max_read") {
+    FLASHDIR_TRY(assign_size(item, value, false, options.max_read_bytes.emplace()));
+    if (*options.max_read_bytes > UINT32_MAX) return bad(item, "must be below 4 GiB");
+    return Status::ok();
+  }
+  if (name == "fsname") {
+    options.fsname = std::string(value);
+    return Status::ok();
+  }
+  if (name == "subtype") {
+    if (!valid_subtype(value)) return bad(item, "must be letters, digits, '_', '-' or '.'");
+    options.subtype = std::string(value);
+    return Status::ok();
+  }
   // 0 turns a cutoff off: every stream is admitted however long it runs.
   if (name == "seq_cutoff_read") return assign_size(item, value, true, options.seq_cutoff_read_bytes.emplace());
   if (name == "seq_cutoff_write") return assign_size(item, value, true, options.seq_cutoff_write_bytes.emplace());
@@ -194,6 +221,8 @@ Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_
     }
   }
   if (options.debug) options.foreground = true;
+  if (options.allow_other && options.allow_root)
+    return Status::invalid_argument("options 'allow_other' and 'allow_root' exclude each other (allow_other lets root in too)");
   return options;
 }
 

@@ -52,6 +52,12 @@ struct MountOptions {
   unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)
   bool clone_fd = false;   // clone_fd: one /dev/fuse fd per worker thread
   bool allow_other = false;
+  bool allow_root = false;  // allow_root: root may use the mount as well as its owner
+  // The mount's source and type as mount(8) and /proc/mounts show them: fsname=NAME (default: the
+  // backing directory) and subtype=NAME (the type is fuse.NAME; default flashdir).
+  std::optional<std::string> fsname;
+  std::optional<std::string> subtype;
+  std::optional<std::uint64_t> max_read_bytes;  // max_read=SIZE: the largest read the kernel sends
   bool foreground = false;
   bool debug = false;      // libfuse's request log and the daemon's debug log; implies foreground
   // Generic mount flags (rw, ro, nosuid, nodev, noexec, sync, ...) handed to the kernel.

@@ -3,7 +3,10 @@
 namespace flashdir::fs {
 namespace {
 
-void op_init(void*, fuse_conn_info* conn) {
+void op_init(void* userdata, fuse_conn_info* conn) {
+  // max_read= went to the kernel as a mount option; libfuse wants the connection to agree.
+  const MountContext& context = *static_cast<const MountContext*>(userdata);
+  if (context.options.max_read_bytes) conn->max_read = static_cast<unsigned>(*context.options.max_read_bytes);
   // The kernel, not the daemon, drops setuid/setgid bits and file capabilities on write,
   // truncate and chown: the daemon writes as root (CAP_FSETID), so the backing file system
   // would not drop them for it. The kernel's check costs a GETXATTR(security.capability) per

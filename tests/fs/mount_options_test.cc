@@ -73,6 +73,21 @@ TEST_CASE("generic mount flags go to the kernel; fstab-only words are accepted")
   CHECK(atime_mode(o) == AtimeMode::noatime);
 }
 
+TEST_CASE("the options of mount(8), fstab and FUSE users are understood or accepted") {
+  const MountOptions o = parsed({"fsname=server:/export,subtype=slow.cache,max_read=128K,allow_root",
+                                 "defaults,owner,_netdev,x-systemd.automount,x-systemd.idle-timeout=60,x-any"});
+  CHECK(o.fsname == std::string("server:/export"));
+  CHECK(o.subtype == std::string("slow.cache"));
+  CHECK(o.max_read_bytes == (128U << 10));
+  CHECK(o.allow_root);
+  CHECK(o.kernel_flags.empty());
+  CHECK(refusal({"allow_other,allow_root"}).find("exclude each other") != std::string::npos);
+  CHECK(refusal({"subtype=a/b"}).find("'subtype=a/b'") != std::string::npos);
+  CHECK(refusal({"max_read=0"}).find("greater than zero") != std::string::npos);
+  CHECK(refusal({"max_read=8G"}).find("below 4 GiB") != std::string::npos);
+  CHECK(refusal({"fsname="}).find("needs a value") != std::string::npos);
+}
+
 TEST_CASE("each atime word sets or clears its own flag, as mount(8) reads them") {
   CHECK(atime_mode(parsed({})) == AtimeMode::relatime);
   CHECK(atime_mode(parsed({"relatime"})) == AtimeMode::relatime);

@@ -477,6 +477,31 @@ def mount_helper(check, top):
             harness.wait_gone(pid)
 
 
+def mount_compat_options(check, top):
+    """The options mount(8), fstab and FUSE users pass: fsname= and subtype= name the mount's
+    source and type, max_read= reaches the kernel, fstab-only and x-* words are accepted; the
+    start prints no banner (it goes to the log)."""
+    backing, mnt, cache = f"{top}/b", f"{top}/m", f"{top}/cache-compat"
+    result = flashdir(backing, mnt, "-o", f"cache={cache},size=64M,fsname=slowstore,subtype=fdtest,max_read=65536,"
+                      "defaults,_netdev,nofail,x-systemd.automount,x-systemd.device-timeout=5,x-app=1")
+    pid = harness.daemon_pid(cache)
+    try:
+        check.check(result.returncode == 0 and harness.is_mounted(mnt), f"compat options mount: {result.stderr.strip()}")
+        with open("/proc/self/mounts") as mounts:
+            fields = next((l.split() for l in mounts if l.split()[1] == mnt), ["", "", "", ""])
+        check.check(fields[0] == "slowstore" and fields[2] == "fuse.fdtest" and "max_read=65536" in fields[3],
+                    f"fsname, subtype and max_read reach the mount: {fields}")
+        check.check("mounted" not in result.stderr and "open_by_handle_at" not in result.stderr,
+                    f"no banner on the terminal: {result.stderr.strip()}")
+        with open(f"{cache}/daemon.log") as f:
+            check.check("mounted" in f.read(), "the banner is in the log")
+        check.check(harness.read_all(f"{mnt}/hello") == b"hello", "the mount serves its files")
+    finally:
+        harness.unmount(mnt)
+        if pid:
+            harness.wait_gone(pid)
+
+
 def unprivileged_daemon(check, top):
     """A daemon run by an ordinary user: no credential switching, no reopen by handle (every
     inode keeps its descriptor), objects owned by that user, the mount private to it."""
@@ -521,7 +546,7 @@ def main():
             f.write("hello")
         for part in (refusals, failed_start_leaves_nothing, untrusted_caches, second_daemon_and_binding, default_cache,
                      mkfs_on_live_cache, remount_at_once, changed_behind, backing_removed, bounded_fds,
-                     clean_unmounts, crash_report, stats_command, chip_stats_account,
+                     clean_unmounts, crash_report, stats_command, mount_compat_options, chip_stats_account,
                      chip_stats_emulate, mount_helper, unprivileged_daemon):
             print(f"-- {part.__name__}", flush=True)
             part(check, top)
