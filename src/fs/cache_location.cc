@@ -49,7 +49,8 @@ Result<std::filesystem::path> default_cache_dir(const std::filesystem::path& can
   } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
     base = std::filesystem::path(home) / ".cache";
   } else {
-    return Status::invalid_argument("no cache= given and neither XDG_CACHE_HOME nor HOME is set");
+    return Status::invalid_argument(
+        "no cache= given and neither XDG_CACHE_HOME nor HOME is set to place the default one: give -o cache=DIR");
   }
   const std::string text = canonical_backing.string();
   const auto hash = XXH3_64bits(text.data(), text.size());
@@ -84,6 +85,12 @@ Result<TakenCache> take_cache(const MountOptions& options, const std::filesystem
         canonical.string(), canonical_backing.string()));
   }
   auto trusted = open_trusted_dir(dir, TrustPolicy::enforce, CreateDirs::all);
+  if (!trusted.is_ok() && !options.cache_dir) {
+    // The user named no directory: say which one was chosen for them, and how to choose another.
+    return Status(trusted.status().code(),
+                  fmt::format("the default cache directory {} cannot be used ({}): give one with -o cache=DIR",
+                              dir.string(), trusted.status().message()));
+  }
   if (!trusted.is_ok()) return trusted.status();
 
   // The lock comes first so that two daemons starting on one new cache cannot both format it.

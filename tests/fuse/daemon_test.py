@@ -215,6 +215,13 @@ def default_cache(check, top):
             shutil.rmtree(cache, ignore_errors=True)
         if made_base:
             shutil.rmtree("/var/cache/flashdir", ignore_errors=True)
+    # A user whose default location cannot be made is told which it was and what to give instead.
+    result = subprocess.run([*AS_NOBODY, harness.flashdir_binary(), backing, mnt], capture_output=True, text=True,
+                            check=False, env=dict(os.environ, HOME="/nonexistent", XDG_CACHE_HOME=""))
+    if harness.is_mounted(mnt):
+        harness.unmount(mnt)
+    check.check(result.returncode == 1 and "default cache directory /nonexistent/.cache/flashdir/" in result.stderr
+                and "-o cache=DIR" in result.stderr, f"an unusable default location is named: {result.stderr.strip()}")
 
 
 def changed_behind(check, top):

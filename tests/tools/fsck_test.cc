@@ -34,6 +34,17 @@ TEST_CASE("fsck finds a flipped byte in the superblock", "[tools]") {
     CHECK(repaired.exit_code == 1);
     CHECK(fsck(quoted(dir)).exit_code == 0);
   }
+  SECTION("in one slot: fsck(8)'s -p and -a repair as -y does; -f changes nothing") {
+    flip_byte(superblock, 60);
+    CHECK(fsck("-f -n " + quoted(dir)).exit_code == 4);
+    const auto preened = fsck("-p " + quoted(dir));
+    INFO(preened.output);
+    CHECK(preened.exit_code == 1);
+    CHECK(fsck(quoted(dir)).exit_code == 0);
+    flip_byte(superblock, 60);
+    CHECK(fsck("-a -f " + quoted(dir)).exit_code == 1);
+    CHECK(fsck("-f " + quoted(dir)).exit_code == 0);
+  }
   SECTION("in both slots: an error -y repairs from the catalog's copy") {
     flip_byte(superblock, 60);
     flip_byte(superblock, format::kSuperblockSlotSize + 60);

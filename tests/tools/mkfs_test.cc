@@ -31,6 +31,17 @@ TEST_CASE("mkfs formats a cache that fsck finds clean", "[tools]") {
   CHECK_THAT(checked.output, Catch::Contains("clean"));
 }
 
+TEST_CASE("mkfs and fsck say their version with -V, as e2fsprogs do", "[tools]") {
+  for (const auto& [run, name] : {std::pair{&mkfs, "mkfs.flashdir "}, std::pair{&fsck, "fsck.flashdir "}}) {
+    for (const char* flag : {"-V", "--version"}) {
+      const auto said = (*run)(flag);
+      INFO(said.output);
+      CHECK(said.exit_code == 0);
+      CHECK_THAT(said.output, Catch::StartsWith(name));
+    }
+  }
+}
+
 TEST_CASE("mkfs takes the geometry options", "[tools]") {
   TempDir tmp;
   const auto made =
