@@ -24,6 +24,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"capacity_pages", s.capacity_pages},
       {"cached_pages", s.cached_pages},
       {"dirty_pages", s.dirty_pages},
+      {"unprotected_pages", s.unprotected_pages},
       {"open_files", s.open_files},
       {"read_requests", s.read_requests},
       {"read_hit_pages", s.read_hit_pages},

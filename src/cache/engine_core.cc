@@ -673,6 +673,7 @@ EngineStats EngineCore::stats() const {
   s.capacity_pages = slots_->capacity();
   s.cached_pages = slots_->used();
   s.dirty_pages = slots_->dirty_count();
+  s.unprotected_pages = store_->unprotected_writes();
   const MetadataCounters meta = store_->counters();
   s.metadata_writes = meta.metadata_writes;
   s.metadata_entries_written = meta.entries_written;

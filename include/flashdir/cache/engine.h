@@ -103,6 +103,8 @@ struct EngineStats {
   std::uint64_t capacity_pages = 0;
   std::uint64_t cached_pages = 0;
   std::uint64_t dirty_pages = 0;
+  // Cached pages whose fills no commit covers yet: a power cut now would drop them.
+  std::uint64_t unprotected_pages = 0;
   std::uint64_t open_files = 0;
   std::uint64_t read_requests = 0;
   std::uint64_t read_hit_pages = 0;
