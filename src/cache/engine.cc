@@ -104,6 +104,7 @@ IdentityRule Engine::identity_rule() const { return core_->identity_rule(); }
 Status Engine::stop(const Status& reason) { return core_->stop(reason); }
 std::optional<Status> Engine::stopped() const { return core_->stopped(); }
 std::vector<UnwrittenFile> Engine::files_with_unwritten_data() { return core_->files_with_unwritten_data(); }
+bool Engine::holds_unwritten_data(FileHandle file) { return core_->holds_unwritten_data(file); }
 Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked(relative_path); }
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }

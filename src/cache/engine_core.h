@@ -72,6 +72,7 @@ class EngineCore {
   Status stop(const Status& reason);
   std::optional<Status> stopped() const;
   std::vector<UnwrittenFile> files_with_unwritten_data();
+  bool holds_unwritten_data(FileHandle handle);
   Status close();
   EngineStats stats() const;
   FtlStats ftl_stats() const;

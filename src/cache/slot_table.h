@@ -65,6 +65,11 @@ class SlotTable {
   void set_flushing(SlotIndex slot) { flags_[slot] |= kFlushing; }
   // True if `slot` was not rewritten since set_flushing (it is then clean).
   bool finish_flush(SlotIndex slot);
+  // How many of `file_id`'s slots are dirty.
+  std::uint32_t dirty_count_of(std::uint64_t file_id) const {
+    const auto it = files_.find(file_id);
+    return it == files_.end() ? 0 : it->second.dirty;
+  }
   // Up to `max` dirty slots of `file_id`; successive calls go on round the file's table.
   std::vector<SlotIndex> dirty_slots_of(std::uint64_t file_id, std::size_t max = SIZE_MAX);
   // A file with dirty pages, each in turn; 0 if none.

@@ -56,6 +56,13 @@ std::optional<Status> EngineCore::stopped() const {
   return reason;
 }
 
+bool EngineCore::holds_unwritten_data(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return false;
+  std::lock_guard cache(cache_mutex_);
+  return slots_->dirty_count_of((*open)->file->file_id) != 0;
+}
+
 std::vector<UnwrittenFile> EngineCore::files_with_unwritten_data() {
   std::lock_guard names(namespace_mutex_);
   std::lock_guard cache(cache_mutex_);
@@ -71,7 +78,7 @@ std::vector<std::shared_ptr<FileState>> EngineCore::files_holding_dirty_pages() 
   std::vector<std::shared_ptr<FileState>> files;
   absl::flat_hash_set<std::uint64_t> listed;
   const auto list = [&](const std::shared_ptr<FileState>& file) {
-    if (listed.insert(file->file_id).second && !slots_->dirty_slots_of(file->file_id, 1).empty()) files.push_back(file);
+    if (listed.insert(file->file_id).second && slots_->dirty_count_of(file->file_id) != 0) files.push_back(file);
   };
   for (const auto& [key, file] : open_files_) list(file);
   for (const auto& [file_id, file] : dirty_files_) list(file);

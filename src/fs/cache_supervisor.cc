@@ -61,10 +61,44 @@ bool CacheSupervisor::stopped_after_failure(cache::MountedCache& cache) {
 bool CacheSupervisor::holds_unwritten(const std::string& relative_path, const struct stat& st) const {
   std::lock_guard lock(mutex_);
   for (const cache::UnwrittenFile& file : unwritten_) {
-    if (file.relative_path == relative_path) return true;
-    if (file.inode != 0 && file.inode == st.st_ino && file.device == st.st_dev) return true;
+    if (unwritten_rule_ == IdentityRule::path ? file.relative_path == relative_path
+                                               : file.inode == st.st_ino && file.device == st.st_dev)
+      return true;
   }
   return false;
+}
+
+namespace {
+
+// `path` with its leading `from` (the path itself, or a directory above it) replaced by `to`;
+// nullopt if `from` is neither.
+std::optional<std::string> moved(const std::string& path, const std::string& from, const std::string& to) {
+  if (path == from) return to;
+  if (path.size() > from.size() && path.starts_with(from) && path[from.size()] == '/') return to + path.substr(from.size());
+  return std::nullopt;
+}
+
+}  // namespace
+
+void CacheSupervisor::renamed_while_stopped(const std::string& from, const std::string& to, bool exchange) {
+  std::lock_guard lock(mutex_);
+  if (unwritten_rule_ != IdentityRule::path) return;  // inodes do not change with names
+  for (cache::UnwrittenFile& file : unwritten_) {
+    if (auto there = moved(file.relative_path, from, to)) {
+      file.relative_path = *there;
+    } else if (auto back = exchange ? moved(file.relative_path, to, from) : std::nullopt) {
+      file.relative_path = *back;
+    } else if (moved(file.relative_path, to, to)) {
+      file.relative_path.clear();  // replaced: the name now reaches another file
+    }
+  }
+}
+
+void CacheSupervisor::unlinked_while_stopped(const std::string& relative_path) {
+  std::lock_guard lock(mutex_);
+  if (unwritten_rule_ != IdentityRule::path) return;
+  for (cache::UnwrittenFile& file : unwritten_)
+    if (file.relative_path == relative_path) file.relative_path.clear();  // a file made there later is another
 }
 
 void CacheSupervisor::watch() {
@@ -96,6 +130,7 @@ void CacheSupervisor::stop(const Status& reason) {
     if (Status kept = cache_->engine().stop(reason); !kept.is_ok())
       spdlog::error("the stopping cache could not keep its write-back data durably: {}", kept.to_string());
     unwritten_ = cache_->engine().files_with_unwritten_data();
+    unwritten_rule_ = cache_->engine().identity_rule();
   }
   stopped_.store(true, std::memory_order_release);
   spdlog::error("the cache stopped: {}; the mount serves every file from the backing directory until the cache "

@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -52,8 +53,13 @@ class CacheSupervisor {
   // supervisor stopped it), the stop recorded once.
   bool stopped_after_failure(cache::MountedCache& cache);
   // Whether the stopped cache holds write-back data of the file (`relative_path`, or the inode
-  // `st` names) that its backing file lacks: nothing may read or write the file around it.
+  // `st` names, as the cache tells files apart) that its backing file lacks: nothing may read or
+  // write the file around it.
   bool holds_unwritten(const std::string& relative_path, const struct stat& st) const;
+  // A rename or an unlink made through the mount while the cache is stopped: where the cache
+  // tells files apart by path, the files it holds data of keep their own names.
+  void renamed_while_stopped(const std::string& from, const std::string& to, bool exchange);
+  void unlinked_while_stopped(const std::string& relative_path);
 
   // Unmount: closes a running cache (clean); a stopped one is left for the next mount to recover.
   Status close();
@@ -71,6 +77,7 @@ class CacheSupervisor {
   std::atomic<bool> stopped_{false};                // written under mutex_
   std::string reason_;                              // guarded by mutex_: why it stopped last
   std::vector<cache::UnwrittenFile> unwritten_;     // guarded by mutex_: while stopped
+  IdentityRule unwritten_rule_ = IdentityRule::inode;  // guarded by mutex_: how unwritten_ is matched
   std::uint64_t stops_ = 0;                         // guarded by mutex_
   std::uint64_t resumes_ = 0;                       // guarded by mutex_
   std::uint64_t failed_reopens_ = 0;                // guarded by mutex_

@@ -23,16 +23,14 @@ Errno errno_for(const Status& status) { return Errno{errno_of(status)}; }
 class EngineOpenFile final : public OpenFile {
  public:
   EngineOpenFile(std::shared_ptr<cache::MountedCache> cache, CacheSupervisor& supervisor, cache::FileHandle handle,
-                 UniqueFd fd, const OpenRequest& request, const struct stat& st, bool write_back)
+                 UniqueFd fd, int flags, bool write_back)
       : cache_(std::move(cache)),
         supervisor_(supervisor),
         handle_(handle),
         fd_(std::move(fd)),
-        relative_path_(request.relative_path),
-        st_(st),
-        for_writing_((request.flags & O_ACCMODE) != O_RDONLY),
+        for_writing_((flags & O_ACCMODE) != O_RDONLY),
         write_back_(write_back),
-        sync_writes_(write_back && (request.flags & O_DSYNC) != 0) {}
+        sync_writes_(write_back && (flags & O_DSYNC) != 0) {}
 
   ~EngineOpenFile() override {
     if (engine().stopped()) return;  // a stopped engine is left as it is, for its restart
@@ -145,7 +143,7 @@ class EngineOpenFile final : public OpenFile {
   // a file whose write-back data only the cache holds).
   PassthroughFile* leave_stopped_cache() {
     if (!supervisor_.stopped_after_failure(*cache_)) return nullptr;
-    if (supervisor_.holds_unwritten(relative_path_, st_)) return nullptr;
+    if (engine().holds_unwritten_data(handle_)) return nullptr;
     std::lock_guard lock(switch_mutex_);
     if (direct() == nullptr) {
       if (!prepare_locked().is_ok()) return nullptr;
@@ -168,8 +166,6 @@ class EngineOpenFile final : public OpenFile {
   CacheSupervisor& supervisor_;
   cache::FileHandle handle_;
   UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
-  const std::string relative_path_;
-  const struct stat st_;  // the backing file at open: which file a stopped cache holds data of
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
@@ -236,11 +232,9 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
     if (supervisor_.stopped_after_failure(*cache)) return open_around_stopped_cache(std::move(request), st);
     return errno_for(handle.status());
   }
-  const int flags = request.flags;
-  UniqueFd fd = std::move(request.backing_fd);
-  auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(fd), request, st,
-                                               write_back_);
-  if ((flags & O_TRUNC) != 0) {
+  auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(request.backing_fd),
+                                               request.flags, write_back_);
+  if ((request.flags & O_TRUNC) != 0) {
     // open(2) emptied the backing file (O_RDONLY | O_TRUNC too, on Linux); a file the engine
     // already had open keeps its pages and size until told.
     if (auto truncated = file->truncate(0); !truncated.is_ok()) return Errno{truncated.error()};
@@ -269,11 +263,12 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   return (*file)->truncate(size_bytes);
 }
 
-// A stopped cache is not told: its restart finds what changed behind it, as after a power cut.
+// A stopped cache is not told (its restart finds what changed behind it, as after a power cut);
+// the supervisor keeps the names of the files it holds data of.
 void EngineFileData::renamed(const std::string& old_relative_path, const std::string& new_relative_path,
                              bool exchange) {
   std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
-  if (cache == nullptr) return;
+  if (cache == nullptr) return supervisor_.renamed_while_stopped(old_relative_path, new_relative_path, exchange);
   const auto kind = exchange ? cache::RenameKind::exchange : cache::RenameKind::replace;
   Status s = cache->engine().renamed(old_relative_path, new_relative_path, kind);
   if (!s.is_ok() && !supervisor_.stopped_after_failure(*cache))
@@ -282,7 +277,7 @@ void EngineFileData::renamed(const std::string& old_relative_path, const std::st
 
 void EngineFileData::unlinked(const std::string& relative_path) {
   std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
-  if (cache == nullptr) return;
+  if (cache == nullptr) return supervisor_.unlinked_while_stopped(relative_path);
   Status s = cache->engine().unlinked(relative_path);
   if (!s.is_ok() && !supervisor_.stopped_after_failure(*cache))
     spdlog::error("the cache could not forget {}: {}", relative_path, s.to_string());

@@ -246,18 +246,7 @@ def write_back_clean_stop(check, top):
 
 
 def main():
-    harness.require_fuse()
-    check = harness.Checker("fuse crash")
-    with harness.scratch("crash") as top:
-        os.mkdir(f"{top}/b")
-        os.mkdir(f"{top}/m")
-        with open(f"{top}/b/hello", "w") as f:
-            f.write("hello")
-        for part in (kill9_and_remount, kill9_after_commit, kill9_write_back, write_back_clean_stop):
-            print(f"-- {part.__name__}", flush=True)
-            part(check, top)
-            check.check(not harness.is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")
-    return check.finish()
+    return harness.run_parts("crash", (kill9_and_remount, kill9_after_commit, kill9_write_back, write_back_clean_stop))
 
 
 if __name__ == "__main__":

@@ -544,21 +544,11 @@ def unprivileged_daemon(check, top):
 
 
 def main():
-    harness.require_fuse()
-    check = harness.Checker("fuse daemon")
-    with harness.scratch("daemon") as top:
-        os.mkdir(f"{top}/b")
-        os.mkdir(f"{top}/m")
-        with open(f"{top}/b/hello", "w") as f:
-            f.write("hello")
-        for part in (refusals, failed_start_leaves_nothing, untrusted_caches, second_daemon_and_binding, default_cache,
-                     mkfs_on_live_cache, remount_at_once, changed_behind, backing_removed, bounded_fds,
-                     clean_unmounts, crash_report, stats_command, mount_compat_options, chip_stats_account,
-                     chip_stats_emulate, mount_helper, unprivileged_daemon):
-            print(f"-- {part.__name__}", flush=True)
-            part(check, top)
-            check.check(not harness.is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")
-    return check.finish()
+    return harness.run_parts("daemon", (
+        refusals, failed_start_leaves_nothing, untrusted_caches, second_daemon_and_binding, default_cache,
+        mkfs_on_live_cache, remount_at_once, changed_behind, backing_removed, bounded_fds, clean_unmounts,
+        crash_report, stats_command, mount_compat_options, chip_stats_account, chip_stats_emulate, mount_helper,
+        unprivileged_daemon))
 
 
 if __name__ == "__main__":

@@ -10,11 +10,9 @@ and the caller gets EFBIG.
 
 Every tmpfs is unmounted and every daemon stopped in every outcome.
 """
-import contextlib
 import ctypes
 import errno
 import os
-import subprocess
 import sys
 import time
 
@@ -48,16 +46,6 @@ def fallocate_errno(path, mode):
         return 0 if libc.fallocate(fd, mode, 0, 64 << 10) == 0 else ctypes.get_errno()
     finally:
         os.close(fd)
-
-
-@contextlib.contextmanager
-def tmpfs(path, size_bytes):
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0755", "tmpfs", path], check=True)
-    try:
-        yield path
-    finally:
-        if subprocess.run(["umount", path], stderr=subprocess.DEVNULL, check=False).returncode != 0:
-            subprocess.run(["umount", "-l", path], check=False)
 
 
 class Fill:
@@ -166,7 +154,7 @@ def full_tmpfs(check, top, reference, mode):
     backing, mnt = f"{top}/tmpfs-{mode}", f"{top}/mnt-{mode}"
     os.mkdir(backing)
     os.mkdir(mnt)
-    with tmpfs(backing, TMPFS_SIZE), harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}", size=CACHE_SIZE):
+    with harness.tmpfs(backing, TMPFS_SIZE), harness.Mount(backing, mnt, f"{top}/cache-{mode}", f"mode={mode}", size=CACHE_SIZE):
         small_file(check, mnt, backing, mode)
         fallocate_like_tmpfs(check, mnt, backing, mode)
         os.unlink(f"{mnt}/small")
@@ -230,7 +218,7 @@ def main():
     with harness.scratch("errno") as top:
         plain = f"{top}/plain"
         os.mkdir(plain)
-        with tmpfs(plain, TMPFS_SIZE):
+        with harness.tmpfs(plain, TMPFS_SIZE):
             reference = Fill(f"{plain}/big", 2 * TMPFS_SIZE)
         print(f"plain tmpfs: {reference}", flush=True)
         if reference.errno != errno.ENOSPC or reference.failed_at != "write":

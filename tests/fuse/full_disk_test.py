@@ -19,14 +19,10 @@ KIB, MIB = 1024, 1024 * 1024
 
 @contextlib.contextmanager
 def small_disk(path, size):
-    """A tmpfs of `size` at `path`: a cache disk that fills."""
+    """A tmpfs of `size` at `path` (made here): a cache disk that fills."""
     os.makedirs(path)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], check=True)
-    try:
+    with harness.tmpfs(path, size):
         yield path
-    finally:
-        if subprocess.run(["umount", path], stderr=subprocess.DEVNULL, check=False).returncode != 0:
-            subprocess.run(["umount", "-l", path], check=False)
 
 
 def fill(disk):
@@ -139,6 +135,14 @@ def serves_while_full(check, top, mode, min_free):
             check.check(errno_of(lambda: harness.read_all(f"{mnt}/held")) == errno.EIO,
                         f"{name}: the held file cannot be opened around the cache (EIO)")
             check.check(errno_of(lambda: os.pwrite(held, b"late", 0)) != 0, f"{name}: its writer gets an error")
+            # The file, not its name: renamed, it still cannot be opened around the cache.
+            os.rename(f"{mnt}/held", f"{mnt}/held-moved")
+            check.check(errno_of(lambda: harness.read_all(f"{mnt}/held-moved")) == errno.EIO,
+                        f"{name}: under another name the held file still answers EIO")
+            check.check(errno_of(lambda: write_file(f"{mnt}/held", b"another file")) == 0
+                        and harness.read_all(f"{mnt}/held") == b"another file",
+                        f"{name}: another file made at the held file's old name is served")
+            os.rename(f"{mnt}/held-moved", f"{mnt}/held")
         os.unlink(filler)
         if held is not None:
             check.check(errno_of(lambda: os.close(held)) != 0, f"{name}: the held file's close reports the error")

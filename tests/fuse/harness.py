@@ -197,6 +197,35 @@ RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 NOBODY_UID, NOBODY_GID = 65534, 65534
 
 
+@contextlib.contextmanager
+def tmpfs(path, size):
+    """A tmpfs of `size` (bytes, or with a K/M/G suffix) mounted at the existing directory `path`:
+    a small file system that fills; unmounted at the end (lazily if still busy)."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path], check=True)
+    try:
+        yield path
+    finally:
+        if subprocess.run(["umount", path], stderr=subprocess.DEVNULL, check=False).returncode != 0:
+            subprocess.run(["umount", "-l", path], check=False)
+
+
+def run_parts(name, parts):
+    """Runs each `part(check, top)` over one scratch directory holding a backing directory `b`
+    (with a file `hello`) and a mount point `m`, checking after each that nothing is left mounted."""
+    require_fuse()
+    check = Checker(f"fuse {name}")
+    with scratch(name) as top:
+        os.mkdir(f"{top}/b")
+        os.mkdir(f"{top}/m")
+        with open(f"{top}/b/hello", "w") as f:
+            f.write("hello")
+        for part in parts:
+            print(f"-- {part.__name__}", flush=True)
+            part(check, top)
+            check.check(not is_mounted(f"{top}/m"), f"{part.__name__} left nothing mounted")
+    return check.finish()
+
+
 def read_all(path):
     with open(path, "rb") as f:
         return f.read()

@@ -230,6 +230,8 @@ class Engine {
   // The files whose write-back data the engine holds and has not written back: nobody may read or
   // write them around the engine. Answered from memory, also once the engine has stopped.
   std::vector<UnwrittenFile> files_with_unwritten_data();
+  // Whether the file open as `file` is one of them (its identity, not the name it had).
+  bool holds_unwritten_data(FileHandle file);
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();
