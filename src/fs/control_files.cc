@@ -39,12 +39,15 @@ struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   return st;
 }
 
+// The control files change with every request the mount serves: the kernel keeps nothing.
+constexpr double kControlTimeoutSeconds = 0.0;
+
 fuse_entry_param control_entry(const MountContext& context, fuse_ino_t ino) {
   fuse_entry_param entry{};
   entry.ino = ino;
   entry.attr = control_attr(context, ino);
-  entry.attr_timeout = kAttrTimeoutSeconds;
-  entry.entry_timeout = kEntryTimeoutSeconds;
+  entry.attr_timeout = kControlTimeoutSeconds;
+  entry.entry_timeout = kControlTimeoutSeconds;
   return entry;
 }
 
@@ -72,7 +75,7 @@ bool control_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 bool control_getattr(fuse_req_t req, fuse_ino_t ino) {
   if (!is_control_ino(ino)) return false;
   const struct stat st = control_attr(context_of(req), ino);
-  fuse_reply_attr(req, &st, kAttrTimeoutSeconds);
+  fuse_reply_attr(req, &st, kControlTimeoutSeconds);
   return true;
 }
 

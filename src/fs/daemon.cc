@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -267,6 +268,8 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   context.owner_uid = ::geteuid();
   context.owner_gid = ::getegid();
   context.inodes = std::make_unique<InodeTable>(std::move(backing.fd), backing.st, inode_fd_budget());
+  struct statvfs backing_fs {};
+  context.backing_noatime = ::fstatvfs(context.inodes->root_fd(), &backing_fs) == 0 && (backing_fs.f_flag & ST_NOATIME) != 0;
   auto mounted = open_cache(request, backing.canonical, cache);
   if (!mounted.is_ok()) return {refuse(mounted.status())};
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
@@ -296,6 +299,7 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   fuse_session* session = fuse_session_new(&args, &ops, sizeof ops, &context);
   fuse_opt_free_args(&args);  // libfuse copies the vector when it edits it; the session keeps nothing of it
   if (session == nullptr) return {refuse(Status::invalid_argument("libfuse refused the mount options"))};
+  context.session = session;
   if (fuse_set_signal_handlers(session) != 0) {
     fuse_session_destroy(session);
     return {refuse(Status::io_error("cannot install signal handlers"))};

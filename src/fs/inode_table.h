@@ -27,6 +27,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "flashdir/file_io.h"
+#include "fs/file_version.h"
 #include "fs/sys_result.h"
 
 namespace flashdir::fs {
@@ -87,6 +88,17 @@ class Inode {
     for (OpenFile* file : open_files_) use(*file);
   }
 
+  // Close-to-open for the kernel's page cache: true if `current` is the version the file had at
+  // its previous open through the mount, so that the pages the kernel holds from then are
+  // still the file's (writes through the mount change them there as well as in the file).
+  // Records `current` for the next open.
+  bool unchanged_since_last_open(const FileVersion& current) {
+    std::lock_guard lock(open_files_mutex_);
+    const bool unchanged = last_open_version_ == current;
+    last_open_version_ = current;
+    return unchanged;
+  }
+
   // The time (CLOCK_REALTIME, ns) of the last write through the mount whose bytes the backing
   // file may not hold yet (0: none). A backing file's mtime moves only when its write-back
   // happens; until then getattr reports this one.
@@ -105,6 +117,7 @@ class Inode {
   std::shared_mutex data_lock_;
   std::mutex open_files_mutex_;
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
+  FileVersion last_open_version_;      // guarded by open_files_mutex_; ino 0: never opened
   std::atomic<std::int64_t> deferred_write_ns_{0};
   std::atomic<bool> no_capability_{false};
   std::atomic<std::int64_t> capability_ctime_ns_{0};

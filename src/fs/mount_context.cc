@@ -16,6 +16,8 @@ namespace flashdir::fs {
 
 MountContext& context_of(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
 
+double kernel_cache_seconds(const MountContext& context) { return kernel_cache_seconds(context.options); }
+
 Inode& inode_of(MountContext& context, fuse_ino_t ino) {
   if (ino == FUSE_ROOT_ID) return context.inodes->root();
   return *reinterpret_cast<Inode*>(ino);

@@ -20,13 +20,6 @@
 
 namespace flashdir::fs {
 
-// Kernel cache lifetimes (doc/daemon.md "Consistency"): zero, so that a name or attribute
-// changed behind the mount is seen by the next system call, and every open() reaches the
-// daemon, which validates the file (close-to-open). The kernel page cache of a file is
-// dropped at each open (keep_cache=0) and there is no kernel writeback cache.
-inline constexpr double kEntryTimeoutSeconds = 0.0;
-inline constexpr double kAttrTimeoutSeconds = 0.0;
-
 // Inode numbers the daemon hands the kernel: the root, the hidden control directory and its
 // files, and otherwise the address of an Inode (never this small).
 inline constexpr fuse_ino_t kControlDirIno = 2;
@@ -44,11 +37,16 @@ struct MountContext {
   OpenHandles<OpenFile> files;  // declared after `data`: destroyed before it
   OpenHandles<DirHandle> dirs;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  bool backing_noatime = false;  // the backing file system moves no access times (mounted noatime)
+  fuse_session* session = nullptr;  // set once the session exists (kernel cache notifications)
   uid_t owner_uid = 0;  // the daemon's ids, owners of the control files
   gid_t owner_gid = 0;
 };
 
 MountContext& context_of(fuse_req_t req);
+// How long the kernel may keep names, attributes and missing names (the consistency model,
+// doc/daemon.md "Consistency").
+double kernel_cache_seconds(const MountContext& context);
 Inode& inode_of(MountContext& context, fuse_ino_t ino);
 fuse_ino_t ino_of(MountContext& context, Inode& inode);
 bool is_control_ino(fuse_ino_t ino);

@@ -86,9 +86,22 @@ constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyMo
 constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityChoices = {{
     {"auto", IdentityChoice::automatic}, {"inode", IdentityChoice::inode}, {"path", IdentityChoice::path}}};
 
-constexpr std::array<std::string_view, 15> kValuedOptions = {
+constexpr std::array<std::pair<std::string_view, Consistency>, 3> kConsistencies = {{
+    {"strict", Consistency::strict}, {"cto", Consistency::close_to_open}, {"readmostly", Consistency::read_mostly}}};
+
+constexpr std::array<std::string_view, 17> kValuedOptions = {
     "cache",   "size",     "mode",     "ram",      "ram_policy", "meta",    "seq_cutoff_read", "seq_cutoff_write",
-    "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read"};
+    "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read", "consistency", "actimeo"};
+
+// Seconds as NFS's actimeo= takes them, fractions allowed: 0 to a day.
+Status assign_seconds(std::string_view option, std::string_view value, std::optional<double>& target) {
+  double seconds = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (error != std::errc{} || end != value.data() + value.size() || !(seconds >= 0 && seconds <= kMaxCacheSeconds))
+    return bad(option, fmt::format("must be a number of seconds from 0 to {:g}", kMaxCacheSeconds));
+  target = seconds;
+  return Status::ok();
+}
 
 // A FUSE subtype as libfuse and mount(8) take it: the type becomes fuse.NAME.
 bool valid_subtype(std::string_view name) {
@@ -167,6 +180,8 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "meta") return assign_choice(item, value, kSchemes, options.metadata_scheme);
   if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
   if (name == "identity") return assign_choice(item, value, kIdentityChoices, options.identity);
+  if (name == "consistency") return assign_choice(item, value, kConsistencies, options.consistency);
+  if (name == "actimeo") return assign_seconds(item, value, options.cache_seconds);
   if (name == "threads") {
     unsigned threads = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
@@ -202,6 +217,24 @@ const char* identity_choice_name(IdentityChoice choice) {
   return "?";
 }
 
+const char* consistency_name(Consistency consistency) {
+  for (const auto& [name, e] : kConsistencies)
+    if (e == consistency) return name.data();
+  return "?";
+}
+
+double kernel_cache_seconds(const MountOptions& options) {
+  switch (options.consistency) {
+    case Consistency::strict:
+      return 0.0;
+    case Consistency::close_to_open:
+      return options.cache_seconds.value_or(kCloseToOpenCacheSeconds);
+    case Consistency::read_mostly:
+      return options.cache_seconds.value_or(kReadMostlyCacheSeconds);
+  }
+  return 0.0;
+}
+
 AtimeMode atime_mode(const MountOptions& options) {
   if (options.strictatime) return AtimeMode::strictatime;
   return options.noatime ? AtimeMode::noatime : AtimeMode::relatime;
@@ -223,6 +256,8 @@ Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_
   if (options.debug) options.foreground = true;
   if (options.allow_other && options.allow_root)
     return Status::invalid_argument("options 'allow_other' and 'allow_root' exclude each other (allow_other lets root in too)");
+  if (options.consistency == Consistency::strict && options.cache_seconds)
+    return Status::invalid_argument("option 'actimeo' needs consistency=cto or readmostly (strict caches nothing in the kernel)");
   return options;
 }
 
@@ -242,6 +277,8 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));
+  text += fmt::format("  consistency       {} (kernel caches {:g} s)\n", consistency_name(o.consistency),
+                      kernel_cache_seconds(o));
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");

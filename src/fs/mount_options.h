@@ -25,16 +25,29 @@ enum class NandLatencyMode { account, emulate };
 // (by path where its inode numbers are not stable: FUSE backings such as sshfs).
 enum class IdentityChoice { automatic, inode, path };
 
+// How soon a change made behind the mount is seen through it (doc/daemon.md "Consistency"):
+// strict at the next system call; close-to-open (NFS's) at the next open for a file's data and
+// within the attribute-cache bound for names and attributes; read_mostly the same with a bound
+// of minutes, for trees that rarely change behind the mount.
+enum class Consistency { strict, close_to_open, read_mostly };
+
 const char* write_mode_name(WriteMode mode);
 const char* metadata_scheme_name(MetadataSchemeChoice scheme);
 const char* nand_latency_mode_name(NandLatencyMode mode);
 const char* identity_choice_name(IdentityChoice choice);
+const char* consistency_name(Consistency consistency);
 
 // The size of a cache created on first use when no `cache=` names an existing one.
 inline constexpr std::uint64_t kDefaultNewCacheBytes = 1ULL << 30;
 // The free space the cache directory's file system keeps: below it the cache stops and the mount
 // serves from the backing, so that the catalog never meets a full disk (doc/daemon.md).
 inline constexpr std::uint64_t kDefaultMinFreeBytes = 16ULL << 20;
+// The attribute-cache bounds when no actimeo= is given: NFS's acregmin for close-to-open, and
+// rclone's --dir-cache-time for a read-mostly tree.
+inline constexpr double kCloseToOpenCacheSeconds = 3.0;
+inline constexpr double kReadMostlyCacheSeconds = 300.0;
+// The longest actimeo= accepted (a day).
+inline constexpr double kMaxCacheSeconds = 86400.0;
 
 struct MountOptions {
   std::optional<std::filesystem::path> cache_dir;         // cache=DIR
@@ -49,6 +62,8 @@ struct MountOptions {
   std::uint64_t min_free_bytes = kDefaultMinFreeBytes;     // min_free=SIZE
   NandLatencyMode nand_latency = NandLatencyMode::account;  // nand_latency=
   IdentityChoice identity = IdentityChoice::automatic;      // identity=
+  Consistency consistency = Consistency::close_to_open;     // consistency=
+  std::optional<double> cache_seconds;  // actimeo=SECONDS: the kernel's entry, attribute and negative timeouts
   unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)
   bool clone_fd = false;   // clone_fd: one /dev/fuse fd per worker thread
   bool allow_other = false;
@@ -71,6 +86,10 @@ struct MountOptions {
 // How reads through the mount change a file's access time, from the atime flags.
 enum class AtimeMode { relatime, noatime, strictatime };
 AtimeMode atime_mode(const MountOptions& options);
+
+// How long the kernel may answer from its own entry, negative-entry and attribute caches:
+// 0 for strict, actimeo= or the model's default otherwise.
+double kernel_cache_seconds(const MountOptions& options);
 
 // Parses the text of every -o argument in order ("cache=/c,mode=writeback"); a later value of
 // an option replaces an earlier one, as with mount(8).

@@ -82,13 +82,13 @@ void correct_attributes(Inode& inode, struct stat& st) {
   if (later(written, st.st_ctim)) st.st_ctim = written;
 }
 
-fuse_entry_param entry_for(MountContext&, Inode& inode, const struct stat& st) {
+fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st) {
   fuse_entry_param entry{};
   entry.ino = reinterpret_cast<fuse_ino_t>(&inode);
   entry.attr = st;
   correct_attributes(inode, entry.attr);
-  entry.attr_timeout = kAttrTimeoutSeconds;
-  entry.entry_timeout = kEntryTimeoutSeconds;
+  entry.attr_timeout = kernel_cache_seconds(context);
+  entry.entry_timeout = kernel_cache_seconds(context);
   return entry;
 }
 
@@ -97,7 +97,17 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   context.counters.count(Op::lookup);
   if (control_lookup(req, parent, name)) return;
   auto entry = look_up(context, inode_of(context, parent), name);
-  if (!entry.is_ok()) return reply_error(req, entry.error());
+  if (!entry.is_ok()) {
+    // A missing name is remembered by the kernel as long as names are (a negative entry); a
+    // name made through the mount replaces it at once.
+    if (entry.error() == ENOENT && kernel_cache_seconds(context) > 0 && !backing_gone(context)) {
+      fuse_entry_param negative{};
+      negative.entry_timeout = kernel_cache_seconds(context);
+      fuse_reply_entry(req, &negative);
+      return;
+    }
+    return reply_error(req, entry.error());
+  }
   if (&inode_of(context, entry->ino) == &context.inodes->root()) entry->ino = FUSE_ROOT_ID;
   reply_entry_or_forget(req, context, *entry);
 }
@@ -133,7 +143,7 @@ SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
 void reply_attr(fuse_req_t req, MountContext& context, Inode& inode) {
   auto st = stat_of(context, inode);
   if (!st.is_ok()) return reply_error(req, st.error());
-  fuse_reply_attr(req, &*st, kAttrTimeoutSeconds);
+  fuse_reply_attr(req, &*st, kernel_cache_seconds(context));
 }
 
 }  // namespace

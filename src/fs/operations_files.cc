@@ -26,13 +26,33 @@ int backing_flags(int flags) {
   return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
 }
 
-// The FUSE handle flags for an open file: close-to-open (the kernel drops its cached pages of
-// the file at each open). An O_DIRECT open gets no direct_io: the kernel's own O_DIRECT path
-// (fuse_direct_IO) already sends that descriptor's reads and writes to the daemon whatever
-// their alignment, writes back the page cache's dirty pages of a range before reading it and
-// drops them after writing it, and leaves mmap alone, where a direct_io handle refuses a
-// shared map (ENODEV: libfuse 3.14 cannot allow one).
-void set_handle_flags(fuse_file_info* fi) { fi->keep_cache = 0; }
+// Whether the kernel may keep the pages it holds of the file from earlier opens (keep_cache):
+// close-to-open (doc/daemon.md "Consistency"). Yes when the backing file is the version it was
+// at the previous open through the mount, and a read would not move its access time (the
+// kernel's pages answer reads the daemon never sees: the first read of an open marks the
+// access time). Never under strict consistency. When the file changed, the kernel's
+// attributes of it (its size, above all) are dropped as well: they may be younger than the
+// attribute timeout but are older than the change.
+//
+// An O_DIRECT open gets no direct_io: the kernel's own O_DIRECT path (fuse_direct_IO) already
+// sends that descriptor's reads and writes to the daemon whatever their alignment, writes back
+// the page cache's dirty pages of a range before reading it and drops them after writing it,
+// and leaves mmap alone, where a direct_io handle refuses a shared map (ENODEV: libfuse 3.14
+// cannot allow one).
+void set_handle_flags(MountContext& context, Inode& inode, int backing_fd, fuse_file_info* fi, fuse_ino_t ino) {
+  fi->keep_cache = 0;
+  if (context.options.consistency == Consistency::strict) return;
+  struct stat st {};
+  if (::fstat(backing_fd, &st) != 0) return;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  if (!inode.unchanged_since_last_open(version_of(st))) {
+    if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
+    return;
+  }
+  const AtimeMode atime = context.backing_noatime ? AtimeMode::noatime : atime_mode(context.options);
+  fi->keep_cache = read_moves_atime(st, atime, now) ? 0 : 1;
+}
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
 // through it.
@@ -45,7 +65,8 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
 // Hands a freshly opened backing descriptor to the FileData and replies with the handle; the
 // inode knows its open files until their release.
 template <typename Reply>
-void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd fd, fuse_file_info* fi, Reply reply) {
+void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t ino, UniqueFd fd, fuse_file_info* fi,
+                 Reply reply) {
   OpenRequest request;
   request.relative_path = relative_path_of(context, fd.get());
   request.backing_fd = std::move(fd);
@@ -63,7 +84,7 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, UniqueFd f
       if (auto emptied = (*file)->truncate(0); !emptied.is_ok()) return reply_error(req, emptied.error());
     }
   }
-  set_handle_flags(fi);
+  set_handle_flags(context, inode, (*file)->backing_fd(), fi, ino);
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
@@ -155,7 +176,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
   Inode& inode = context.inodes->remember(std::move(path_fd), st);
   const fuse_entry_param entry = entry_for(context, inode, st);
-  finish_open(req, context, inode, std::move(fd), fi, [&] {
+  finish_open(req, context, inode, ino_of(context, inode), std::move(fd), fi, [&] {
     const int result = fuse_reply_create(req, &entry, fi);
     if (result != 0) context.inodes->forget(inode, 1);
     return result;
@@ -173,7 +194,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // descriptor itself cannot read or write. (O_NOFOLLOW would refuse the /proc link itself.)
   UniqueFd fd(::open(proc_path((*path_fd)->get()).c_str(), backing_flags(fi->flags) & ~O_NOFOLLOW));
   if (!fd.valid()) return reply_error(req, errno);
-  finish_open(req, context, inode, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
+  finish_open(req, context, inode, ino, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {

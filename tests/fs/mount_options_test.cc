@@ -120,3 +120,19 @@ TEST_CASE("unknown and malformed options are refused with the option quoted") {
   CHECK(refusal({"mode=writeback,,debug"}).find("empty option") != std::string::npos);
   CHECK(refusal({""}).find("empty option") != std::string::npos);
 }
+
+TEST_CASE("the consistency model and its kernel cache bound") {
+  CHECK(parsed({}).consistency == Consistency::close_to_open);
+  CHECK(kernel_cache_seconds(parsed({})) == kCloseToOpenCacheSeconds);
+  CHECK(kernel_cache_seconds(parsed({"consistency=strict"})) == 0.0);
+  CHECK(kernel_cache_seconds(parsed({"consistency=readmostly"})) == kReadMostlyCacheSeconds);
+  CHECK(kernel_cache_seconds(parsed({"consistency=readmostly,actimeo=30"})) == 30.0);
+  CHECK(kernel_cache_seconds(parsed({"actimeo=0.5"})) == 0.5);
+  CHECK(kernel_cache_seconds(parsed({"actimeo=0"})) == 0.0);
+  CHECK(describe(parsed({"consistency=readmostly"})).find("readmostly") != std::string::npos);
+  CHECK(refusal({"consistency=nfs"}).find("strict|cto|readmostly") != std::string::npos);
+  CHECK(refusal({"actimeo=-1"}).find("seconds") != std::string::npos);
+  CHECK(refusal({"actimeo=1s"}).find("seconds") != std::string::npos);
+  CHECK(refusal({"actimeo=100000"}).find("seconds") != std::string::npos);
+  CHECK(refusal({"consistency=strict,actimeo=3"}).find("actimeo") != std::string::npos);
+}

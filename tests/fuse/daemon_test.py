@@ -225,8 +225,10 @@ def default_cache(check, top):
 
 
 def changed_behind(check, top):
+    """Strict consistency: every change behind the mount is seen by the next call (the other
+    models are consistency_test.py's)."""
     backing, mnt = f"{top}/b", f"{top}/m"
-    with harness.Mount(backing, mnt, f"{top}/cache"):
+    with harness.Mount(backing, mnt, f"{top}/cache", "consistency=strict"):
         with open(f"{backing}/behind", "wb") as f:
             f.write(b"A" * 8192)
         with open(f"{mnt}/behind", "rb") as f:
@@ -253,7 +255,7 @@ def backing_removed(check, top):
     os.mkdir(backing)
     with open(f"{backing}/f", "wb") as f:
         f.write(b"data")
-    with harness.Mount(backing, mnt, f"{top}/cache-gone") as mount:
+    with harness.Mount(backing, mnt, f"{top}/cache-gone", "consistency=strict") as mount:
         fd = os.open(f"{mnt}/f", os.O_RDONLY)
         shutil.rmtree(backing)
         errors = []

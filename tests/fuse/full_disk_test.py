@@ -97,7 +97,7 @@ def serves_while_full(check, top, mode, min_free):
         write_file(f"{backing}/{file}", data)
     held_data = b"HELD-BY-THE-CACHE" * (MIB // 16)
     with small_disk(f"{top}/{name}-disk", "48M") as disk, \
-            harness.Mount(backing, mnt, f"{disk}/c", f"mode={mode},min_free={min_free}", size="16M") as mount:
+            harness.Mount(backing, mnt, f"{disk}/c", f"mode={mode},min_free={min_free},consistency=strict", size="16M") as mount:
         for file, data in files.items():
             check.check(harness.read_all(f"{mnt}/{file}") == data, f"{name}: {file} reads right")
         held = None

@@ -1,0 +1,157 @@
+"""The consistency models (doc/daemon.md "Consistency"): when a change is seen through the mount.
+
+Each model is mounted and tried the same way:
+- a change made through the mount is seen at once, in every model;
+- a file's data changed behind the mount (rewritten, grown, a same-size rewrite) is read fresh
+  at its next open, in every model, even while the kernel still holds the file's old size;
+- an unchanged file's pages stay in the kernel between opens (no READ reaches the daemon for a
+  re-read) except under strict, where every open drops them;
+- names, missing names and attributes changed behind the mount: strict sees them at the next
+  call; close-to-open (here actimeo=1) within the bound and never later; readmostly keeps its
+  cached answers (no LOOKUP or GETATTR reaches the daemon) inside its bound.
+Requests are counted from the mount's stats, so nothing here depends on timing except the
+bound itself, which is waited out with a margin.
+"""
+import json
+import os
+import sys
+import time
+
+import harness
+
+BOUND = 1.0          # actimeo of the close-to-open mount
+MARGIN = 0.6         # waited beyond a bound before a change must be seen
+MODELS = (("strict", "consistency=strict"), ("cto", f"consistency=cto,actimeo={BOUND:g}"),
+          ("readmostly", "consistency=readmostly"))
+
+
+def stats(mnt):
+    with open(f"{mnt}/.flashdir/stats.json") as f:
+        return json.load(f)
+
+
+def requests_made_by(mnt, action, ops):
+    """The requests of each kind in `ops` that `action()` sent to the daemon: reading the stats
+    file sends some of its own (lookups, getattrs, reads of the control files), measured first by
+    two reads with nothing between them and taken off."""
+    def counts():
+        requests = stats(mnt)["requests"]
+        return {op: requests.get(op, 0) for op in ops}
+    first, second = counts(), counts()
+    action()
+    third = counts()
+    return {op: (third[op] - second[op]) - (second[op] - first[op]) for op in ops}
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def through_the_mount(check, name, mnt):
+    write(f"{mnt}/made", b"first")
+    write(f"{mnt}/made", b"second, longer")
+    check.check(harness.read_all(f"{mnt}/made") == b"second, longer", f"{name}: a write through the mount is read back")
+    os.chmod(f"{mnt}/made", 0o600)
+    check.check(os.stat(f"{mnt}/made").st_mode & 0o777 == 0o600, f"{name}: a chmod through the mount is seen")
+    check.check(not os.path.exists(f"{mnt}/later"), f"{name}: a missing name is missing")
+    os.rename(f"{mnt}/made", f"{mnt}/later")
+    check.check(os.path.exists(f"{mnt}/later") and not os.path.exists(f"{mnt}/made"),
+                f"{name}: a rename through the mount is seen, over a missing name the kernel remembered")
+    os.unlink(f"{mnt}/later")
+    check.check(not os.path.exists(f"{mnt}/later"), f"{name}: an unlink through the mount is seen")
+
+
+def data_behind(check, name, backing, mnt):
+    write(f"{backing}/data", b"A" * 8192)
+    check.check(harness.read_all(f"{mnt}/data") == b"A" * 8192, f"{name}: first read")
+    check.check(os.stat(f"{mnt}/data").st_size == 8192, f"{name}: the kernel knows the size")
+    with open(f"{backing}/data", "r+b") as f:
+        f.write(b"B" * 8192)
+    check.check(harness.read_all(f"{mnt}/data") == b"B" * 8192, f"{name}: a same-size rewrite behind is read at the next open")
+    with open(f"{backing}/data", "ab") as f:
+        f.write(b"C" * 5000)
+    check.check(harness.read_all(f"{mnt}/data") == b"B" * 8192 + b"C" * 5000,
+                f"{name}: growth behind is read whole at the next open, though the kernel's size was still valid")
+    write(f"{backing}/data", b"short")
+    check.check(harness.read_all(f"{mnt}/data") == b"short", f"{name}: a truncation behind is seen at the next open")
+
+
+def page_cache_kept(check, name, backing, mnt, keeps):
+    write(f"{backing}/kept", os.urandom(256 << 10))
+    expected = harness.read_all(f"{backing}/kept")
+    check.check(harness.read_all(f"{mnt}/kept") == expected, f"{name}: first read of an unchanged file")
+    before = stats(mnt)["data"]["read_bytes"]
+    check.check(harness.read_all(f"{mnt}/kept") == expected, f"{name}: re-read of an unchanged file")
+    reads = stats(mnt)["data"]["read_bytes"] - before
+    if keeps:
+        check.check(reads == 0, f"{name}: the re-read is served by the kernel's pages ({reads} bytes read by the daemon)")
+    else:
+        check.check(reads == len(expected), f"{name}: every open drops the kernel's pages ({reads} bytes read by the daemon)")
+
+
+def names_behind(check, name, backing, mnt, bound):
+    """bound: 0 (seen at the next call), a number of seconds, or None (cached beyond this test)."""
+    write(f"{backing}/named", b"old file")
+    check.check(harness.read_all(f"{mnt}/named") == b"old file", f"{name}: a name read through the mount")
+    check.check(not os.path.exists(f"{mnt}/fresh"), f"{name}: a missing name")
+    write(f"{backing}/attrs", b"")
+    check.check(os.stat(f"{mnt}/attrs").st_mode & 0o777 == 0o644, f"{name}: attributes read through the mount")
+    os.chmod(f"{backing}/attrs", 0o640)
+    os.rename(f"{backing}/named", f"{backing}/moved")
+    write(f"{backing}/named", b"new file")
+    write(f"{backing}/fresh", b"made behind")
+    if bound is None:
+        seen = {}
+        def look():
+            seen["fresh"] = os.path.exists(f"{mnt}/fresh")
+            seen["mode"] = os.stat(f"{mnt}/attrs").st_mode & 0o777
+        made = requests_made_by(mnt, look, ("lookup", "getattr"))
+        check.check(not seen["fresh"] and seen["mode"] != 0o640, f"{name}: inside the bound the kernel answers as before: {seen}")
+        check.check(made == {"lookup": 0, "getattr": 0}, f"{name}: cached names and attributes answer without the daemon: {made}")
+        return
+    if bound:
+        time.sleep(bound + MARGIN)
+    check.check(harness.read_all(f"{mnt}/named") == b"new file", f"{name}: a file replaced behind is the new one")
+    check.check(os.path.exists(f"{mnt}/fresh"), f"{name}: a name made behind is found")
+    check.check(os.stat(f"{mnt}/attrs").st_mode & 0o777 == 0o640, f"{name}: a chmod behind is seen")
+
+
+def models(check, top):
+    for name, options in MODELS:
+        backing, mnt = f"{top}/{name}-b", f"{top}/{name}-m"
+        os.makedirs(backing)
+        os.makedirs(mnt)
+        with harness.Mount(backing, mnt, f"{top}/{name}-c", options):
+            through_the_mount(check, name, mnt)
+            data_behind(check, name, backing, mnt)
+            page_cache_kept(check, name, backing, mnt, keeps=name != "strict")
+            names_behind(check, name, backing, mnt, {"strict": 0, "cto": BOUND, "readmostly": None}[name])
+
+
+def relatime_reads_mark_access(check, top):
+    """A read served from the kernel's pages reaches no daemon: an open whose read would move the
+    access time (relatime: atime not after mtime) keeps no pages, so its read marks the time.
+    The pages are cached by a read through an O_NOATIME descriptor, which leaves the time as it was."""
+    backing, mnt = f"{top}/atime-b", f"{top}/atime-m"
+    os.makedirs(backing)
+    os.makedirs(mnt)
+    with harness.Mount(backing, mnt, f"{top}/atime-c"):
+        write(f"{backing}/f", b"x" * 4096)
+        old = os.stat(f"{backing}/f").st_mtime - 10
+        os.utime(f"{backing}/f", (old - 10, old))  # atime before mtime: a relatime read moves it
+        fd = os.open(f"{mnt}/f", os.O_RDONLY | os.O_NOATIME)
+        check.check(os.read(fd, 4096) == b"x" * 4096, "relatime: read through O_NOATIME")
+        os.close(fd)
+        check.check(os.stat(f"{backing}/f").st_atime < os.stat(f"{backing}/f").st_mtime, "relatime: O_NOATIME moved nothing")
+        harness.read_all(f"{mnt}/f")
+        st = os.stat(f"{backing}/f")
+        check.check(st.st_atime > st.st_mtime, "relatime: the next read marks the access, though the file is unchanged")
+
+
+def main():
+    return harness.run_parts("consistency", [models, relatime_reads_mark_access])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
