@@ -25,7 +25,8 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   ram=SIZE               device RAM of the simulated SSD (default: as the cache was made, 64M)
   ram_policy=P           tree | aps | static:PERCENT (default: as the cache was made)
   meta=SCHEME            lufuw (default) | write-update | update-write-update
-  seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never)
+  seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never; default
+                         0 over a network or FUSE store, 16M over a local file system)
   seq_cutoff_write=SIZE  the same for writes
   min_free=SIZE          free space kept on the cache directory's file system (default 16M): below it
                          the cache stops and the mount serves from the backing until space returns

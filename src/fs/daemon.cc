@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstring>
 
 #include "flashdir/size.h"
+#include "fs/backing_kind.h"
 #include "fs/cache_location.h"
 #include "fs/fatal_signals.h"
 #include "fs/mount_context.h"
@@ -180,8 +182,12 @@ int refuse(const Status& status) {
   return 1;
 }
 
-cache::EngineOptions engine_options(const MountOptions& options) {
+// The engine's options from the mount's; the sequential cutoffs a mount does not set follow the
+// backing (backing_kind.h).
+cache::EngineOptions engine_options(const MountOptions& options, BackingKind backing) {
   cache::EngineOptions engine;
+  engine.read_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.read_sequential_cutoff_bytes);
+  engine.write_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.write_sequential_cutoff_bytes);
   switch (options.write_mode) {
     case WriteMode::writethrough: engine.write_mode = cache::WriteMode::write_through; break;
     case WriteMode::writeback: engine.write_mode = cache::WriteMode::write_back; break;
@@ -215,10 +221,10 @@ FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOpti
 // found.
 Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& request,
                                                         const std::filesystem::path& backing_root,
-                                                        const TakenCache& cache) {
+                                                        const cache::EngineOptions& engine, const TakenCache& cache) {
   auto backing_store = cache::open_posix_backing_store(backing_root);
   if (!backing_store.is_ok()) return backing_store.status();
-  auto mounted = cache::MountedCache::open(cache.dir.path, std::move(backing_store.value()), engine_options(request.options),
+  auto mounted = cache::MountedCache::open(cache.dir.path, std::move(backing_store.value()), engine,
                                            ftl_options_for(cache.superblock, request.options),
                                            request.options.nand_latency == NandLatencyMode::emulate
                                                ? cache::ChipTiming::real_time
@@ -268,15 +274,24 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   context.owner_uid = ::geteuid();
   context.owner_gid = ::getegid();
   context.inodes = std::make_unique<InodeTable>(std::move(backing.fd), backing.st, inode_fd_budget());
-  struct statvfs backing_fs {};
-  context.backing_noatime = ::fstatvfs(context.inodes->root_fd(), &backing_fs) == 0 && (backing_fs.f_flag & ST_NOATIME) != 0;
-  auto mounted = open_cache(request, backing.canonical, cache);
+  struct statvfs backing_vfs {};
+  context.backing_noatime = ::fstatvfs(context.inodes->root_fd(), &backing_vfs) == 0 && (backing_vfs.f_flag & ST_NOATIME) != 0;
+  struct statfs backing_fs {};
+  if (::fstatfs(context.inodes->root_fd(), &backing_fs) == 0) context.backing_fs = backing_file_system(backing_fs.f_type);
+  const cache::EngineOptions engine = engine_options(request.options, context.backing_fs.kind);
+  context.seq_cutoff_read_bytes = engine.read_sequential_cutoff_bytes;
+  context.seq_cutoff_write_bytes = engine.write_sequential_cutoff_bytes;
+  auto mounted = open_cache(request, backing.canonical, engine, cache);
   if (!mounted.is_ok()) return {refuse(mounted.status())};
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
+  spdlog::info("backing file system {} ({}): sequential cutoff {} for reads, {} for writes (0: none); consistency {}",
+               context.backing_fs.type, context.backing_fs.kind == BackingKind::remote ? "remote" : "local",
+               format_size(context.seq_cutoff_read_bytes), format_size(context.seq_cutoff_write_bytes),
+               consistency_name(context.options.consistency));
   CacheSupervisor::Options supervision;
   supervision.dir = cache.dir.path;
   supervision.min_free_bytes = request.options.min_free_bytes;
-  supervision.reopen = [&request, &backing, &cache] { return open_cache(request, backing.canonical, cache); };
+  supervision.reopen = [&request, &backing, engine, &cache] { return open_cache(request, backing.canonical, engine, cache); };
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()), std::move(supervision),
                                                   request.options.write_mode == WriteMode::writeback);
   // The log is opened before the mount so that a refusal (a link planted in the cache) still

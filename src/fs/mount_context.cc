@@ -79,6 +79,12 @@ std::vector<StatsSection> collect_stats(MountContext& context) {
   mount.rows.emplace_back("cache", context.cache_dir.string());
   mount.rows.emplace_back("mode", std::string(write_mode_name(context.options.write_mode)));
   mount.rows.emplace_back("uptime_seconds", uptime);
+  mount.rows.emplace_back("backing_type", context.backing_fs.type);
+  mount.rows.emplace_back("backing_remote", context.backing_fs.kind == BackingKind::remote);
+  mount.rows.emplace_back("consistency", std::string(consistency_name(context.options.consistency)));
+  mount.rows.emplace_back("kernel_cache_seconds", kernel_cache_seconds(context));
+  mount.rows.emplace_back("seq_cutoff_read_bytes", context.seq_cutoff_read_bytes);
+  mount.rows.emplace_back("seq_cutoff_write_bytes", context.seq_cutoff_write_bytes);
   sections.push_back(std::move(mount));
   for (auto& section : context.counters.sections()) sections.push_back(std::move(section));
   const auto counts = context.inodes->counts();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "fs/backing_kind.h"
 #include "fs/credentials.h"
 #include "fs/dir_handle.h"
 #include "fs/file_data.h"
@@ -37,6 +38,9 @@ struct MountContext {
   OpenHandles<OpenFile> files;  // declared after `data`: destroyed before it
   OpenHandles<DirHandle> dirs;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  BackingFileSystem backing_fs;
+  std::uint64_t seq_cutoff_read_bytes = 0;   // as the engine runs them (backing_kind.h)
+  std::uint64_t seq_cutoff_write_bytes = 0;
   bool backing_noatime = false;  // the backing file system moves no access times (mounted noatime)
   fuse_session* session = nullptr;  // set once the session exists (kernel cache notifications)
   uid_t owner_uid = 0;  // the daemon's ids, owners of the control files

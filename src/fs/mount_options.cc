@@ -272,8 +272,8 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  ram               {}\n", or_default(o.ram_bytes, "as formatted"));
   text += fmt::format("  ram_policy        {}\n", o.ram_policy ? ram_policy_label(*o.ram_policy) : "as formatted");
   text += fmt::format("  meta              {}\n", metadata_scheme_name(o.metadata_scheme));
-  text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "engine default"));
-  text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "engine default"));
+  text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "by backing (0 remote, 16M local)"));
+  text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "by backing (0 remote, 16M local)"));
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));

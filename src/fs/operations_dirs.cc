@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fs/kernel_cache.h"
 #include "fs/operations.h"
 
 namespace flashdir::fs {
@@ -111,6 +112,11 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     ::close(dir_fd);
     return reply_error(req, error);
   }
+  // The kernel keeps the listing it read (cache_readdir) until the directory changes through
+  // the mount, its modification time moves in the attributes it refreshes, or an open finds it
+  // changed behind the mount (close-to-open, as for a file's pages).
+  fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
+  fi->keep_cache = kernel_may_keep_cache(context, inode_of(context, ino), ino, dir_fd) ? 1 : 0;
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fs/credentials.h"
+#include "fs/kernel_cache.h"
 #include "fs/operations.h"
 
 namespace flashdir::fs {
@@ -26,32 +27,13 @@ int backing_flags(int flags) {
   return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
 }
 
-// Whether the kernel may keep the pages it holds of the file from earlier opens (keep_cache):
-// close-to-open (doc/daemon.md "Consistency"). Yes when the backing file is the version it was
-// at the previous open through the mount, and a read would not move its access time (the
-// kernel's pages answer reads the daemon never sees: the first read of an open marks the
-// access time). Never under strict consistency. When the file changed, the kernel's
-// attributes of it (its size, above all) are dropped as well: they may be younger than the
-// attribute timeout but are older than the change.
-//
-// An O_DIRECT open gets no direct_io: the kernel's own O_DIRECT path (fuse_direct_IO) already
-// sends that descriptor's reads and writes to the daemon whatever their alignment, writes back
-// the page cache's dirty pages of a range before reading it and drops them after writing it,
-// and leaves mmap alone, where a direct_io handle refuses a shared map (ENODEV: libfuse 3.14
-// cannot allow one).
+// Close-to-open for the kernel's pages of the file (kernel_cache.h). An O_DIRECT open gets no
+// direct_io: the kernel's own O_DIRECT path (fuse_direct_IO) already sends that descriptor's
+// reads and writes to the daemon whatever their alignment, writes back the page cache's dirty
+// pages of a range before reading it and drops them after writing it, and leaves mmap alone,
+// where a direct_io handle refuses a shared map (ENODEV: libfuse 3.14 cannot allow one).
 void set_handle_flags(MountContext& context, Inode& inode, int backing_fd, fuse_file_info* fi, fuse_ino_t ino) {
-  fi->keep_cache = 0;
-  if (context.options.consistency == Consistency::strict) return;
-  struct stat st {};
-  if (::fstat(backing_fd, &st) != 0) return;
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  if (!inode.unchanged_since_last_open(version_of(st))) {
-    if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
-    return;
-  }
-  const AtimeMode atime = context.backing_noatime ? AtimeMode::noatime : atime_mode(context.options);
-  fi->keep_cache = read_moves_atime(st, atime, now) ? 0 : 1;
+  fi->keep_cache = kernel_may_keep_cache(context, inode, ino, backing_fd) ? 1 : 0;
 }
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes

@@ -4,8 +4,10 @@ Each model is mounted and tried the same way:
 - a change made through the mount is seen at once, in every model;
 - a file's data changed behind the mount (rewritten, grown, a same-size rewrite) is read fresh
   at its next open, in every model, even while the kernel still holds the file's old size;
-- an unchanged file's pages stay in the kernel between opens (no READ reaches the daemon for a
-  re-read) except under strict, where every open drops them;
+- an unchanged file's pages, and an unchanged directory's listing, stay in the kernel between
+  opens (no READ or READDIR reaches the daemon for a re-read) except under strict, where every
+  open drops them; a listing changed through the mount or behind it is read fresh at the next
+  opendir;
 - names, missing names and attributes changed behind the mount: strict sees them at the next
   call; close-to-open (here actimeo=1) within the bound and never later; readmostly keeps its
   cached answers (no LOOKUP or GETATTR reaches the daemon) inside its bound.
@@ -90,6 +92,23 @@ def page_cache_kept(check, name, backing, mnt, keeps):
         check.check(reads == len(expected), f"{name}: every open drops the kernel's pages ({reads} bytes read by the daemon)")
 
 
+def listings(check, name, backing, mnt, keeps):
+    os.makedirs(f"{backing}/dir")
+    write(f"{backing}/dir/one", b"1")
+    check.check(sorted(os.listdir(f"{mnt}/dir")) == ["one"], f"{name}: a listing")
+    made = requests_made_by(mnt, lambda: os.listdir(f"{mnt}/dir"), ("readdir",))["readdir"]
+    if keeps:
+        check.check(made == 0, f"{name}: an unchanged directory is listed from the kernel's cache ({made} READDIRs)")
+    else:
+        check.check(made > 0, f"{name}: every listing reads the directory ({made} READDIRs)")
+    write(f"{mnt}/dir/two", b"2")
+    check.check(sorted(os.listdir(f"{mnt}/dir")) == ["one", "two"], f"{name}: a name made through the mount is listed")
+    os.unlink(f"{mnt}/dir/one")
+    check.check(sorted(os.listdir(f"{mnt}/dir")) == ["two"], f"{name}: a name removed through the mount is not listed")
+    write(f"{backing}/dir/three", b"3")
+    check.check(sorted(os.listdir(f"{mnt}/dir")) == ["three", "two"], f"{name}: a name made behind is listed at the next opendir")
+
+
 def names_behind(check, name, backing, mnt, bound):
     """bound: 0 (seen at the next call), a number of seconds, or None (cached beyond this test)."""
     write(f"{backing}/named", b"old file")
@@ -126,6 +145,7 @@ def models(check, top):
             through_the_mount(check, name, mnt)
             data_behind(check, name, backing, mnt)
             page_cache_kept(check, name, backing, mnt, keeps=name != "strict")
+            listings(check, name, backing, mnt, keeps=name != "strict")
             names_behind(check, name, backing, mnt, {"strict": 0, "cto": BOUND, "readmostly": None}[name])
 
 

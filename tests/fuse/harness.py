@@ -273,3 +273,35 @@ def as_user(function, uid=NOBODY_UID, gid=NOBODY_GID):
     os.close(read_end)
     os.waitpid(pid, 0)
     return json.loads(b"".join(chunks) or b"null")
+
+
+class FuseBacking:
+    """A FUSE file system to back a flashdir mount, as sshfs or an object-store mount would:
+    tests/fuse/renumbering_passthrough.cc (it numbers inodes in lookup order, as sshfs does)
+    mounted over `slow` at `point`, in the foreground; stop() (or the context manager) unmounts it."""
+
+    def __init__(self, slow, point):
+        self.point = point
+        self.process = subprocess.Popen([os.environ["RENUMBERING_PASSTHROUGH"], slow, point, "-f", "-o", "allow_other"],
+                                        stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while not is_mounted(point):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the renumbering passthrough did not mount")
+            time.sleep(0.02)
+
+    def stop(self):
+        unmount(self.point)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False

@@ -7,10 +7,8 @@ keeps every cached file.
 """
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import harness
 
@@ -190,36 +188,6 @@ def another_backing(check, top):
     check.check(read_all(f"{backing}/f")[:500] == b"DIRTY" * 100, "binding: the backing file holds it")
 
 
-class RenumberingBacking:
-    """tests/fuse/renumbering_passthrough.cc mounted over `slow` at `point`, in the foreground."""
-
-    def __init__(self, slow, point):
-        self.point = point
-        self.process = subprocess.Popen([os.environ["RENUMBERING_PASSTHROUGH"], slow, point, "-f", "-o", "allow_other"],
-                                        stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while not harness.is_mounted(point):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("the renumbering passthrough did not mount")
-            time.sleep(0.02)
-
-    def stop(self):
-        harness.unmount(self.point)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
-
 def renumbering_backing(check, top):
     """Over a FUSE backing that numbers inodes in lookup order, a remount keeps every cached file."""
     root = f"{top}/renumbering"
@@ -230,13 +198,13 @@ def renumbering_backing(check, top):
     for name, data in files.items():
         write_file(f"{slow}/{name}", data)
     names = sorted(files)
-    with RenumberingBacking(slow, point):
+    with harness.FuseBacking(slow, point):
         with harness.Mount(point, mnt, cache):
             check.check(stats(mnt)["identity"]["rule"] == "path", "renumbering: a FUSE backing is known by path")
             for name in names:
                 check.check(read_all(f"{mnt}/{name}") == files[name], f"renumbering: {name} reads right")
     # A new session of the backing numbers the files in the opposite order.
-    with RenumberingBacking(slow, point):
+    with harness.FuseBacking(slow, point):
         with harness.Mount(point, mnt, cache):
             numbers = {name: os.stat(f"{point}/{name}").st_ino for name in reversed(names)}
             for name in reversed(names):

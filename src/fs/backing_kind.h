@@ -1,0 +1,27 @@
+// What kind of file system the backing directory is on, and the defaults that follow from it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace flashdir::fs {
+
+// A store reached over a network or through another FUSE daemon (NFS, SMB, 9p, Ceph, AFS,
+// sshfs, rclone and other object-store mounts) against a local file system (a disk, an array,
+// tmpfs). Known by the file system's magic number (statfs f_type).
+enum class BackingKind { local, remote };
+
+struct BackingFileSystem {
+  BackingKind kind = BackingKind::local;
+  std::string type;  // "nfs", "fuse", ... or the magic number in hex
+};
+
+BackingFileSystem backing_file_system(long f_type);
+
+// The sequential cutoff a mount uses when no seq_cutoff_read=/seq_cutoff_write= is given:
+// bcache's cutoff exists because a disk array streams faster than a cache would gain it, but
+// a remote store is slower than the cache for every stream, so there every stream is admitted
+// (0); on a local file system the engine's default.
+std::uint64_t default_sequential_cutoff_bytes(BackingKind kind, std::uint64_t engine_default);
+
+}  // namespace flashdir::fs
