@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -13,6 +14,58 @@
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {
+namespace {
+
+// Pages a drain (close, fsync to the backing, the restart's write-back) takes per batch: one
+// backing sync per batch, so large enough that a drain runs at the store's sequential speed.
+constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
+
+// The file pages of one write-back batch, in page order, with where each one's bytes are.
+struct BatchPages {
+  std::vector<SlotKey> keys;
+  std::vector<std::size_t> buffer_page;  // the page's index in the batch's byte buffer
+};
+
+// Writes the batch's pages to `target`, cut at `size_bytes`, each run of consecutive file pages
+// whose bytes lie one after another with one write. Returns how many of the batch's pages (in
+// order) the backing holds now: all of them, or those before the first page it refuses with
+// EFBIG (`refused` says why; no later attempt can write it, nor any page after it). Any other
+// error is returned. `errors` counts the backing's failed writes.
+Result<std::size_t> write_page_runs(BackingFile& target, const BatchPages& batch, ConstByteSpan bytes,
+                                    std::uint64_t size_bytes, std::uint32_t page_size, std::atomic<std::uint64_t>& errors,
+                                    Status& refused) {
+  const std::size_t count = batch.keys.size();
+  const auto write_pages = [&](std::size_t first, std::size_t end) -> Status {
+    const std::uint64_t start = batch.keys[first].page_no * page_size;
+    if (start >= size_bytes) return Status::ok();  // past the end (a truncate's leftovers never get here)
+    const std::uint64_t length = std::min<std::uint64_t>((end - first) * std::uint64_t{page_size}, size_bytes - start);
+    Status s = target.write(start, bytes.subspan(batch.buffer_page[first] * page_size, length));
+    if (!s.is_ok()) ++errors;
+    return s;
+  };
+  for (std::size_t first = 0; first < count;) {
+    std::size_t end = first + 1;
+    while (end < count && batch.keys[end].page_no == batch.keys[end - 1].page_no + 1 &&
+           batch.buffer_page[end] == batch.buffer_page[end - 1] + 1)
+      ++end;
+    Status s = write_pages(first, end);
+    if (!s.is_ok()) {
+      if (s.sys_errno() != EFBIG) return s;
+      // Which page the backing refuses: the run again, page by page.
+      for (std::size_t page = first; page < end; ++page) {
+        Status one = write_pages(page, page + 1);
+        if (one.is_ok()) continue;
+        if (one.sys_errno() != EFBIG) return one;
+        refused = one;
+        return page;
+      }
+    }
+    first = end;
+  }
+  return count;
+}
+
+}  // namespace
 
 Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState>& state,
                                                  const std::shared_ptr<BackingFile>& backing, std::uint64_t offset,
@@ -86,13 +139,15 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
 
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
                               std::size_t max_pages, LostPages& lost) {
-  const std::size_t batch = std::max<std::size_t>(1, options_.flush_batch_pages);
+  // The flusher's batches are small (it writes back beside the writers); a drain's are large.
+  const std::size_t batch =
+      std::max<std::size_t>(1, max_pages != 0 ? options_.flush_batch_pages : kDrainBatchBytes / page_size_);
   std::size_t written = 0;
   std::vector<std::uint8_t> bytes;
   while (max_pages == 0 || written < max_pages) {
     std::vector<SlotIndex> slots;
     std::vector<SlotIndex> flushed;  // the slots read, and the file pages they held then
-    std::vector<SlotKey> keys;
+    BatchPages pages;
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
@@ -126,28 +181,20 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
         if (!read.is_ok()) return fail(read);
         slots_->set_flushing(slots[i]);
         flushed.push_back(slots[i]);
-        keys.push_back(slots_->key(slots[i]));
+        pages.keys.push_back(slots_->key(slots[i]));
+        pages.buffer_page.push_back(i);
       }
     }
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
-    std::optional<std::uint64_t> unwritable_from;  // the first page past the backing's largest file
-    Status unwritable;                             // why (EFBIG)
-    for (std::size_t i = 0, k = 0; i < slots.size(); ++i) {
-      if (slots[i] == UINT32_MAX) continue;
-      const std::uint64_t start = keys[k++].page_no * page_size_;
-      if (start >= size_bytes) continue;  // past the end (a truncate's leftovers never get here)
-      const std::uint64_t length = std::min<std::uint64_t>(page_size_, size_bytes - start);
-      if (Status s = target.write(start, ConstByteSpan(bytes).subspan(i * page_size_, length)); !s.is_ok()) {
-        ++counters_.backing_errors;
-        if (s.sys_errno() != EFBIG) return s;
-        // No later attempt can write it, nor any page after it: the batch's earlier pages are
-        // finished below, and the file's pages from this one on dropped.
-        unwritable_from = keys[k - 1].page_no;
-        unwritable = s;
-        flushed.resize(k - 1);
-        keys.resize(k - 1);
-        break;
-      }
+    Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
+    auto taken = write_page_runs(target, pages, bytes, size_bytes, page_size_, counters_.backing_errors, unwritable);
+    if (!taken.is_ok()) return taken.status();
+    std::optional<std::uint64_t> unwritable_from;  // the first page the backing refused
+    if (*taken < pages.keys.size()) {
+      // The batch's earlier pages are finished below, and the file's pages from this one on dropped.
+      unwritable_from = pages.keys[*taken].page_no;
+      flushed.resize(*taken);
+      pages.keys.resize(*taken);
     }
     if (Status s = target.sync(); !s.is_ok()) {
       ++counters_.backing_errors;
@@ -157,7 +204,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     FLASHDIR_TRY(check_alive());
     std::vector<SlotIndex> clean;
     for (std::size_t k = 0; k < flushed.size(); ++k)
-      if (slots_->occupied(flushed[k]) && slots_->key(flushed[k]) == keys[k] && slots_->finish_flush(flushed[k]))
+      if (slots_->occupied(flushed[k]) && slots_->key(flushed[k]) == pages.keys[k] && slots_->finish_flush(flushed[k]))
         clean.push_back(flushed[k]);
     // The clean copy must be on the chip before its entry says clean: a cut that loses the data
     // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.

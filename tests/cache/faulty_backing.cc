@@ -23,13 +23,17 @@ class FaultyBackingFile final : public cache::BackingFile {
   }
   Status write(std::uint64_t offset, ConstByteSpan data) override {
     if (const int error = faults_->write_errno.load(); error != 0) return injected(error, "writing");
+    ++faults_->writes;
     return real_->write(offset, data);
   }
   Status truncate(std::uint64_t size_bytes) override { return real_->truncate(size_bytes); }
   Status allocate(int mode, std::uint64_t offset, std::uint64_t length) override {
     return real_->allocate(mode, offset, length);
   }
-  Status sync() override { return real_->sync(); }
+  Status sync() override {
+    ++faults_->syncs;
+    return real_->sync();
+  }
   Result<BackingAttributes> stat() override { return real_->stat(); }
 
  private:

@@ -187,6 +187,30 @@ TEST_CASE("write-back: a close writes everything back and the restart finds noth
   CHECK(rig.engine().stats().restart.dirty_slots == 0);
 }
 
+TEST_CASE("write-back: a drain writes each run of consecutive dirty pages with one write, and syncs once") {
+  EngineRig rig(write_back_options());
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", {});
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> model;
+  // Two runs of dirty pages, 0-99 and 150-199 (written in pieces, out of order), and the hole
+  // between them.
+  for (std::uint64_t page : {150u, 0u, 50u, 175u}) {
+    const auto piece = pattern(static_cast<std::uint32_t>(page), std::size_t{page < 150 ? 50u : 25u} * P);
+    REQUIRE(rig.engine().write(*file, page * P, piece).is_ok());
+    apply(model, page * P, piece);
+  }
+  REQUIRE(rig.engine().stats().dirty_pages == 150);
+  const std::uint64_t writes = rig.backing_faults().writes, syncs = rig.backing_faults().syncs;
+  REQUIRE(rig.engine().write_back(*file).is_ok());
+  CHECK(rig.backing_faults().writes - writes == 2);
+  CHECK(rig.backing_faults().syncs - syncs == 1);
+  CHECK(rig.get("f") == model);
+  CHECK(rig.engine().stats().dirty_pages == 0);
+  REQUIRE(rig.engine().release(*file).is_ok());
+}
+
 TEST_CASE("write-back: concurrent writers, readers and fsyncs on the same and different files") {
   EngineOptions options = write_back_options();
   options.flush_batch_pages = 4;
