@@ -69,7 +69,8 @@ int print_stats(const std::string& mount, bool json) {
 
 int main(int argc, char** argv) {
   CLI::App app{"flashdir: mounts BACKING at MOUNTPOINT as a cached directory whose cache is a simulated NAND "
-               "flash device.\nUsage: flashdir [-o OPTIONS] BACKING MOUNTPOINT | flashdir stats MOUNT [--json]"};
+               "flash device.\nUsage: flashdir [-o OPTIONS] BACKING MOUNTPOINT | flashdir stats MOUNT [--json]",
+               kTool};
   app.footer(kOptionsHelp);
   app.set_version_flag("--version", fmt::format("flashdir {}", FLASHDIR_VERSION));
   std::vector<std::string> option_lists;

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
       "Checks a flashdir cache directory: superblock, catalog, chip image and the OOB record "
       "of every programmed page, the FTL mapping, and the cache's slot metadata against the catalog "
       "(doc/fsck.md). Exit status: 0 clean, 1 errors corrected, 4 errors left "
-      "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error."};
+      "uncorrected, 8 operational error (sums when several apply), 16 usage or syntax error.",
+      "fsck.flashdir"};
   std::string dir;
   bool no_changes = false;
   bool repair = false;

@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   using flashdir::Geometry;
   CLI::App app{
       "Formats DIR as a flashdir cache: a superblock, a simulated NAND chip image (its space reserved) "
-      "and an empty catalog."};
+      "and an empty catalog.",
+      "mkfs.flashdir"};
   std::string dir;
   std::string size_text;
   std::string page_size_text = "4K";

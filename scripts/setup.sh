@@ -6,7 +6,7 @@ FLASHDIR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FLASHDIR_PACKAGES=(
   g++ meson ninja-build pkg-config
   libfuse3-dev fuse3 librocksdb-dev libxxhash-dev catch2 libcli11-dev libspdlog-dev libfmt-dev
-  nlohmann-json3-dev libabsl-dev libbenchmark-dev fio gnuplot-nox util-linux
+  nlohmann-json3-dev libabsl-dev libbenchmark-dev fio gnuplot-nox util-linux help2man
 )
 
 # Installs whatever of FLASHDIR_PACKAGES is missing. Idempotent: does nothing (not even

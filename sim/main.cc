@@ -81,8 +81,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Replays a block I/O trace (DiskSim, SPC, MSR) or a synthetic workload through the flashdir FTL "
       "on a simulated NAND chip and reports what happened: chip operations, GC, write amplification, "
-      "mapping cache, wear, service and response times."};
+      "mapping cache, wear, service and response times.",
+      "flashdir-sim"};
   app.footer(keys_help());
+  app.set_version_flag("-V,--version", fmt::format("flashdir-sim {}", FLASHDIR_VERSION));
 
   std::string trace_path;
   std::string synthetic;
