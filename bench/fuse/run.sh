@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Warm-cache read benchmark of the FUSE daemon, one runner, one run: fio 4 KiB random reads
-# (1 and 4 jobs) and 1 MiB sequential reads, all direct=1, on
+# (1 and 4 jobs) and 1 MiB sequential reads with direct=1, 4 KiB random re-reads buffered of a
+# file read whole just before by another open (the kernel's page cache between opens:
+# close-to-open keeps it), and a metadata walk of a tree of
+# small files (find with the attributes of every file; tar of the tree to /dev/null), on
 #   flashdir        the daemon under test (build/daemon/flashdir)
 #   passthrough_hp  libfuse's fast passthrough example, built from Debian's fuse3 source
 #   backing         the backing directory itself (no FUSE)
@@ -126,26 +129,59 @@ if [ "$misses_warm" -ne "$misses_before" ] || [ $(( hits_warm - hits_before )) -
 fi
 echo "run.sh: warm: a second full read of flashdir hit $(( hits_warm - hits_before )) pages, missed 0" >&2
 
-# fio_run DIR RW BS JOBS -> MiB/s
+# fio_run DIR RW BS JOBS DIRECT -> MiB/s (invalidate=0: fio would drop the file's pages before
+# each job otherwise, and a buffered re-read would measure misses)
 fio_run() {
-  local dir="$1" rw="$2" bs="$3" jobs="$4"
+  local dir="$1" rw="$2" bs="$3" jobs="$4" direct="$5"
   fio --name=bench --directory="$dir" --filename=data --size="$size" --rw="$rw" --bs="$bs" --numjobs="$jobs" \
-    --direct=1 --ioengine=psync --time_based --runtime="$seconds" --ramp_time=1 --group_reporting \
+    --direct="$direct" --invalidate=0 --ioengine=psync --time_based --runtime="$seconds" --ramp_time=1 --group_reporting \
     --randrepeat=0 --output-format=json |
     python3 -c 'import json, sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))'
 }
 
-workloads=("randread 4k 1" "randread 4k 4" "read 1M 1")
+# The metadata walks, in files per second (the tree's files over the walk's wall time, the best
+# of three walks: each runs well under a second).
+tree_files=5000
+python3 - "$work/backing/tree" "$tree_files" <<'PY'
+import os, sys
+root, count = sys.argv[1], int(sys.argv[2])
+for i in range(count):
+    d = f"{root}/d{i // 100:02d}/e{i // 10 % 10}"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/f{i}.c", "wb") as f:
+        f.write(os.urandom(1 + i % 4000))
+PY
+walk_run() {
+  local dir="$1/tree" walk="$2"
+  python3 - "$dir" "$walk" "$tree_files" <<'PY'
+import subprocess, sys, timeit
+tree, walk, files = sys.argv[1], sys.argv[2], int(sys.argv[3])
+command = {"find": ["find", tree, "-printf", "%s %m %u %T@\n"], "tar": ["tar", "cf", "/dev/null", tree]}[walk]
+best = min(timeit.repeat(lambda: subprocess.run(command, stdout=subprocess.DEVNULL, check=True), number=1, repeat=3))
+print("%.1f" % (files / best))
+PY
+}
+
+workloads=("randread 4k 1 direct" "randread 4k 4 direct" "read 1M 1 direct" "randread 4k 1 buffered" "find - - walk" "tar - - walk")
 # Other work on the machine skews the figures; the results show how busy it was.
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 samples="$work/samples"  # lines: workload|target|MiB/s
 for round in $(seq "$rounds"); do
   for workload in "${workloads[@]}"; do
-    read -r rw bs jobs <<<"$workload"
+    read -r rw bs jobs kind <<<"$workload"
     for target in "${targets[@]}"; do
-      mib="$(fio_run "$work/$target" "$rw" "$bs" "$jobs")"
-      echo "$rw $bs x$jobs|$target|$mib" >>"$samples"
-      echo "run.sh: round $round/$rounds, $rw $bs x$jobs, $target: $mib MiB/s" >&2
+      case "$kind" in
+        direct) rate="$(fio_run "$work/$target" "$rw" "$bs" "$jobs" 1)"; label="$rw $bs x$jobs" ;;
+        buffered)
+          # Read whole through the page cache first, by another open: the timed run's open then
+          # finds the file unchanged and keeps the pages (close-to-open), as passthrough_hp does.
+          fio --name=warm --directory="$work/$target" --filename=data --size="$size" --rw=read --bs=1M \
+            --ioengine=psync --output=/dev/null
+          rate="$(fio_run "$work/$target" "$rw" "$bs" "$jobs" 0)"; label="$rw $bs x$jobs buffered, re-read" ;;
+        walk) rate="$(walk_run "$work/$target" "$rw")"; label="$rw of $tree_files files" ;;
+      esac
+      echo "$label|$target|$rate" >>"$samples"
+      echo "run.sh: round $round/$rounds, $label, $target: $rate" >&2
     done
   done
 done
@@ -168,10 +204,12 @@ median = {key: statistics.median(values) for key, values in runs.items()}
 def ratio(workload, other):
     return statistics.median(f / o for f, o in zip(runs[workload, "flashdir"], runs[workload, other]))
 def cell(workload, target):
-    mib = median[workload, target]
-    iops = mib * 1024 / (4 if "4k" in workload else 1024)
-    return f"{iops:,.0f} IOPS, {mib:,.1f} MiB/s"
-print("| workload (direct=1, warm) | flashdir | passthrough_hp | backing | flashdir / passthrough_hp | flashdir / backing |")
+    rate = median[workload, target]
+    if " files" in workload:
+        return f"{rate:,.0f} files/s"
+    iops = rate * 1024 / (4 if "4k" in workload else 1024)
+    return f"{iops:,.0f} IOPS, {rate:,.1f} MiB/s"
+print("| workload (warm; direct=1 unless buffered) | flashdir | passthrough_hp | backing | flashdir / passthrough_hp | flashdir / backing |")
 print("|---|---|---|---|---|---|")
 for w in order:
     print(f"| {w} | {cell(w, 'flashdir')} | {cell(w, 'passthrough_hp')} | {cell(w, 'backing')} | "
