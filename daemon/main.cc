@@ -31,11 +31,10 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   min_free=SIZE          free space kept on the cache directory's file system (default 16M): below it
                          the cache stops and the mount serves from the backing until space returns
   consistency=MODEL      when a change made behind the mount is seen: cto (default; NFS's close-to-open:
-                         a file's data at its next open, names and attributes within actimeo) |
-                         readmostly (the same with actimeo=300) | strict (at the next system call;
-                         the kernel caches nothing)
-  actimeo=SECONDS        how long the kernel keeps names, attributes and missing names (default 3 for
-                         cto, 300 for readmostly; fractions allowed)
+                         a file's data at its next open, names and attributes within 3 to 60 s, a
+                         tenth of the time since they changed) | readmostly (within 300 s) | strict
+                         (at the next system call; the kernel caches nothing)
+  actimeo=SECONDS        a fixed bound for names, attributes and missing names (fractions allowed)
   nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread

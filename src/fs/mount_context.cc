@@ -16,7 +16,15 @@ namespace flashdir::fs {
 
 MountContext& context_of(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
 
-double kernel_cache_seconds(const MountContext& context) { return kernel_cache_seconds(context.options); }
+double kernel_cache_seconds(const MountContext& context, const struct stat& st) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const timespec& changed = st.st_ctim.tv_sec > st.st_mtim.tv_sec ? st.st_ctim : st.st_mtim;
+  const double age = static_cast<double>(now.tv_sec - changed.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec - changed.tv_nsec);
+  return kernel_cache_seconds(context.options, std::max(age, 0.0));
+}
+
+double negative_entry_seconds(const MountContext& context) { return kernel_cache_seconds(context.options); }
 
 Inode& inode_of(MountContext& context, fuse_ino_t ino) {
   if (ino == FUSE_ROOT_ID) return context.inodes->root();
@@ -82,7 +90,8 @@ std::vector<StatsSection> collect_stats(MountContext& context) {
   mount.rows.emplace_back("backing_type", context.backing_fs.type);
   mount.rows.emplace_back("backing_remote", context.backing_fs.kind == BackingKind::remote);
   mount.rows.emplace_back("consistency", std::string(consistency_name(context.options.consistency)));
-  mount.rows.emplace_back("kernel_cache_seconds", kernel_cache_seconds(context));
+  mount.rows.emplace_back("kernel_cache_min_seconds", kernel_cache_seconds(context.options));
+  mount.rows.emplace_back("kernel_cache_max_seconds", kernel_cache_seconds(context.options, 10 * kMaxCacheSeconds));
   mount.rows.emplace_back("seq_cutoff_read_bytes", context.seq_cutoff_read_bytes);
   mount.rows.emplace_back("seq_cutoff_write_bytes", context.seq_cutoff_write_bytes);
   sections.push_back(std::move(mount));

@@ -48,9 +48,10 @@ struct MountContext {
 };
 
 MountContext& context_of(fuse_req_t req);
-// How long the kernel may keep names, attributes and missing names (the consistency model,
-// doc/daemon.md "Consistency").
-double kernel_cache_seconds(const MountContext& context);
+// How long the kernel may keep the name and attributes of an object with attributes `st`, and
+// a missing name (the consistency model, doc/daemon.md "Consistency").
+double kernel_cache_seconds(const MountContext& context, const struct stat& st);
+double negative_entry_seconds(const MountContext& context);
 Inode& inode_of(MountContext& context, fuse_ino_t ino);
 fuse_ino_t ino_of(MountContext& context, Inode& inode);
 bool is_control_ino(fuse_ino_t ino);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -223,12 +224,13 @@ const char* consistency_name(Consistency consistency) {
   return "?";
 }
 
-double kernel_cache_seconds(const MountOptions& options) {
+double kernel_cache_seconds(const MountOptions& options, double age_seconds) {
   switch (options.consistency) {
     case Consistency::strict:
       return 0.0;
     case Consistency::close_to_open:
-      return options.cache_seconds.value_or(kCloseToOpenCacheSeconds);
+      if (options.cache_seconds) return *options.cache_seconds;
+      return std::clamp(age_seconds / 10, kCloseToOpenCacheSeconds, kCloseToOpenMaxCacheSeconds);
     case Consistency::read_mostly:
       return options.cache_seconds.value_or(kReadMostlyCacheSeconds);
   }
@@ -277,8 +279,10 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));
-  text += fmt::format("  consistency       {} (kernel caches {:g} s)\n", consistency_name(o.consistency),
-                      kernel_cache_seconds(o));
+  const double least = kernel_cache_seconds(o), most = kernel_cache_seconds(o, 10 * kMaxCacheSeconds);
+  text += least == most ? fmt::format("  consistency       {} (kernel caches {:g} s)\n", consistency_name(o.consistency), least)
+                        : fmt::format("  consistency       {} (kernel caches {:g} to {:g} s by age)\n",
+                                      consistency_name(o.consistency), least, most);
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");

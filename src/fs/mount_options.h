@@ -42,9 +42,11 @@ inline constexpr std::uint64_t kDefaultNewCacheBytes = 1ULL << 30;
 // The free space the cache directory's file system keeps: below it the cache stops and the mount
 // serves from the backing, so that the catalog never meets a full disk (doc/daemon.md).
 inline constexpr std::uint64_t kDefaultMinFreeBytes = 16ULL << 20;
-// The attribute-cache bounds when no actimeo= is given: NFS's acregmin for close-to-open, and
-// rclone's --dir-cache-time for a read-mostly tree.
+// The attribute-cache bounds when no actimeo= is given: NFS's acregmin and acregmax for
+// close-to-open (the bound between them follows the file's age, kernel_cache_seconds below),
+// and rclone's --dir-cache-time for a read-mostly tree.
 inline constexpr double kCloseToOpenCacheSeconds = 3.0;
+inline constexpr double kCloseToOpenMaxCacheSeconds = 60.0;
 inline constexpr double kReadMostlyCacheSeconds = 300.0;
 // The longest actimeo= accepted (a day).
 inline constexpr double kMaxCacheSeconds = 86400.0;
@@ -87,9 +89,12 @@ struct MountOptions {
 enum class AtimeMode { relatime, noatime, strictatime };
 AtimeMode atime_mode(const MountOptions& options);
 
-// How long the kernel may answer from its own entry, negative-entry and attribute caches:
-// 0 for strict, actimeo= or the model's default otherwise.
-double kernel_cache_seconds(const MountOptions& options);
+// How long the kernel may answer from its own entry and attribute caches for an object whose
+// attributes last changed `age_seconds` ago: 0 for strict; actimeo= when given; readmostly's
+// 300 s; and for close-to-open a tenth of the age, from 3 to 60 s (the BSD and Solaris NFS
+// clients' rule: a file that changed a minute ago is asked again after 6 s, one untouched for
+// ten minutes after a minute). Missing names (no age) get the least.
+double kernel_cache_seconds(const MountOptions& options, double age_seconds = 0.0);
 
 // Parses the text of every -o argument in order ("cache=/c,mode=writeback"); a later value of
 // an option replaces an earlier one, as with mount(8).

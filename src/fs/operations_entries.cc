@@ -87,8 +87,8 @@ fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct sta
   entry.ino = reinterpret_cast<fuse_ino_t>(&inode);
   entry.attr = st;
   correct_attributes(inode, entry.attr);
-  entry.attr_timeout = kernel_cache_seconds(context);
-  entry.entry_timeout = kernel_cache_seconds(context);
+  entry.attr_timeout = kernel_cache_seconds(context, entry.attr);
+  entry.entry_timeout = entry.attr_timeout;
   return entry;
 }
 
@@ -100,9 +100,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!entry.is_ok()) {
     // A missing name is remembered by the kernel as long as names are (a negative entry); a
     // name made through the mount replaces it at once.
-    if (entry.error() == ENOENT && kernel_cache_seconds(context) > 0 && !backing_gone(context)) {
+    if (entry.error() == ENOENT && negative_entry_seconds(context) > 0 && !backing_gone(context)) {
       fuse_entry_param negative{};
-      negative.entry_timeout = kernel_cache_seconds(context);
+      negative.entry_timeout = negative_entry_seconds(context);
       fuse_reply_entry(req, &negative);
       return;
     }
@@ -143,7 +143,7 @@ SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
 void reply_attr(fuse_req_t req, MountContext& context, Inode& inode) {
   auto st = stat_of(context, inode);
   if (!st.is_ok()) return reply_error(req, st.error());
-  fuse_reply_attr(req, &*st, kernel_cache_seconds(context));
+  fuse_reply_attr(req, &*st, kernel_cache_seconds(context, *st));
 }
 
 }  // namespace

@@ -129,6 +129,14 @@ TEST_CASE("the consistency model and its kernel cache bound") {
   CHECK(kernel_cache_seconds(parsed({"consistency=readmostly,actimeo=30"})) == 30.0);
   CHECK(kernel_cache_seconds(parsed({"actimeo=0.5"})) == 0.5);
   CHECK(kernel_cache_seconds(parsed({"actimeo=0"})) == 0.0);
+  // close-to-open without actimeo=: a tenth of the time since the file changed, from 3 to 60 s.
+  CHECK(kernel_cache_seconds(parsed({}), 5) == kCloseToOpenCacheSeconds);
+  CHECK(kernel_cache_seconds(parsed({}), 100) == 10.0);
+  CHECK(kernel_cache_seconds(parsed({}), 1e6) == kCloseToOpenMaxCacheSeconds);
+  CHECK(kernel_cache_seconds(parsed({"actimeo=5"}), 1e6) == 5.0);
+  CHECK(kernel_cache_seconds(parsed({"consistency=readmostly"}), 0) == kReadMostlyCacheSeconds);
+  CHECK(kernel_cache_seconds(parsed({"consistency=strict"}), 1e6) == 0.0);
+  CHECK(describe(parsed({})).find("3 to 60 s") != std::string::npos);
   CHECK(describe(parsed({"consistency=readmostly"})).find("readmostly") != std::string::npos);
   CHECK(refusal({"consistency=nfs"}).find("strict|cto|readmostly") != std::string::npos);
   CHECK(refusal({"actimeo=-1"}).find("seconds") != std::string::npos);

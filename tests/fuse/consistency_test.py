@@ -9,8 +9,9 @@ Each model is mounted and tried the same way:
   open drops them; a listing changed through the mount or behind it is read fresh at the next
   opendir;
 - names, missing names and attributes changed behind the mount: strict sees them at the next
-  call; close-to-open (here actimeo=1) within the bound and never later; readmostly keeps its
-  cached answers (no LOOKUP or GETATTR reaches the daemon) inside its bound.
+  call; close-to-open (here actimeo=1) within the bound and never later, and by default within
+  3 s for a file that just changed; readmostly keeps its cached answers (no LOOKUP or GETATTR
+  reaches the daemon) inside its bound.
 Requests are counted from the mount's stats, so nothing here depends on timing except the
 bound itself, which is waited out with a margin.
 """
@@ -149,6 +150,23 @@ def models(check, top):
             names_behind(check, name, backing, mnt, {"strict": 0, "cto": BOUND, "readmostly": None}[name])
 
 
+def default_bound_of_a_fresh_file(check, top):
+    """Default close-to-open: the bound of a file that just changed is the least, 3 s (a tenth of
+    its age, at least 3 s): a chmod behind the mount is seen within it."""
+    backing, mnt = f"{top}/age-b", f"{top}/age-m"
+    os.makedirs(backing)
+    os.makedirs(mnt)
+    with harness.Mount(backing, mnt, f"{top}/age-c"):
+        write(f"{backing}/fresh", b"x")
+        check.check(os.stat(f"{mnt}/fresh").st_mode & 0o777 == 0o644, "age: attributes read")
+        os.chmod(f"{backing}/fresh", 0o600)
+        time.sleep(3 + MARGIN)
+        check.check(os.stat(f"{mnt}/fresh").st_mode & 0o777 == 0o600, "age: a fresh file's change behind is seen within 3 s")
+        mount = stats(mnt)["mount"]
+        check.check(mount["kernel_cache_min_seconds"] == 3 and mount["kernel_cache_max_seconds"] == 60,
+                    f"age: the stats show the bounds: {mount}")
+
+
 def relatime_reads_mark_access(check, top):
     """A read served from the kernel's pages reaches no daemon: an open whose read would move the
     access time (relatime: atime not after mtime) keeps no pages, so its read marks the time.
@@ -170,7 +188,7 @@ def relatime_reads_mark_access(check, top):
 
 
 def main():
-    return harness.run_parts("consistency", [models, relatime_reads_mark_access])
+    return harness.run_parts("consistency", [models, default_bound_of_a_fresh_file, relatime_reads_mark_access])
 
 
 if __name__ == "__main__":
