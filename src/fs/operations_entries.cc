@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -24,18 +25,52 @@ bool is_dot_or_dotdot(const char* name) {
 }
 
 
-// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails.
+// The attributes of the object `fd` refers to as the backing's kernel has them now, without
+// asking the backing file system again (AT_STATX_DONT_SYNC): for an object just stat'ed by
+// name, or just looked up by the open that made `fd`.
+SysResult<struct stat> attributes_just_fetched(int fd) {
+  struct statx stx {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx) != 0)
+    return last_errno();
+  struct stat st {};
+  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st.st_ino = stx.stx_ino;
+  st.st_mode = stx.stx_mode;
+  st.st_nlink = stx.stx_nlink;
+  st.st_uid = stx.stx_uid;
+  st.st_gid = stx.stx_gid;
+  st.st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+  st.st_size = static_cast<off_t>(stx.stx_size);
+  st.st_blksize = stx.stx_blksize;
+  st.st_blocks = static_cast<blkcnt_t>(stx.stx_blocks);
+  st.st_atim = {stx.stx_atime.tv_sec, stx.stx_atime.tv_nsec};
+  st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+  st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
+  return st;
+}
+
+// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails. A stat by
+// name first: an object the inode table holds open already needs nothing more, which makes the
+// kernel's revalidation of a name one backing call (a round trip on a network store) instead of
+// an open and a stat.
 SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name) {
   if (is_dot_or_dotdot(name)) return Errno{EINVAL};
   auto parent_fd = context.inodes->path_fd(parent);
   if (!parent_fd.is_ok()) return Errno{parent_fd.error()};
-  UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return last_errno();
   struct stat st {};
-  if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
-  Inode& inode = context.inodes->remember(std::move(fd), st);
-  inode.note_attributes(st);
-  return entry_for(context, inode, st);
+  if (::fstatat((*parent_fd)->get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  Inode* known = context.inodes->remember_live(st);
+  if (known == nullptr) {
+    UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return last_errno();
+    // The name may have changed hands since the stat: the attributes are the opened object's.
+    auto opened = attributes_just_fetched(fd.get());
+    if (!opened.is_ok()) return Errno{opened.error()};
+    st = *opened;
+    known = &context.inodes->remember(std::move(fd), st);
+  }
+  known->note_attributes(st);
+  return entry_for(context, *known, st);
 }
 
 void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_entry_param& entry) {
