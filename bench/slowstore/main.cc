@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -19,12 +20,24 @@
 
 namespace {
 
+// Filled by fuse_opt_parse, which allocates the strings.
 struct Settings {
   char* backing = nullptr;
   unsigned latency_us = 1000;
   unsigned bandwidth_mbps = 0;
   char* counts = nullptr;
   int help = 0;
+
+  ~Settings() {
+    std::free(backing);
+    std::free(counts);
+  }
+};
+
+// The arguments libfuse parses, freed on every way out of main.
+struct Arguments {
+  fuse_args args;
+  ~Arguments() { fuse_opt_free_args(&args); }
 };
 
 const fuse_opt kSpec[] = {
@@ -67,7 +80,8 @@ void print_usage(const char* program) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  Arguments arguments{FUSE_ARGS_INIT(argc, argv)};
+  fuse_args& args = arguments.args;
   Settings settings;
   if (fuse_opt_parse(&args, &settings, kSpec, take_backing) != 0) return 1;
   if (settings.help != 0) {
@@ -93,7 +107,5 @@ int main(int argc, char* argv[]) {
   fuse_opt_insert_arg(&args, 1, kDefaults);
   slowstore::write_counts_on_sigusr1(store);
   const fuse_operations ops = slowstore::passthrough_operations();
-  const int rc = fuse_main(args.argc, args.argv, &ops, &store);
-  fuse_opt_free_args(&args);
-  return rc;
+  return fuse_main(args.argc, args.argv, &ops, &store);
 }

@@ -125,13 +125,16 @@ class Run:
 
     def measure(self, phase, rnd, workloads, name, target):
         mount = self.slow_mnt if target == "slowstore" else self.fast_mnt
-        calls_before = self.slow.counts()["total_calls"]
+        calls_before = self.slow.counts()
         hits_before = cache_counters(self.fast_mnt) if target == "flashdir" else (0, 0)
         seconds, figure = workloads.run(name, mount, warm_up=(phase == "cold"))
-        calls = self.slow.counts()["total_calls"] - calls_before
+        calls_after = self.slow.counts()
+        calls = calls_after["total_calls"] - calls_before["total_calls"]
+        by_kind = {kind: n - calls_before["calls"].get(kind, 0) for kind, n in calls_after["calls"].items()}
         hits_after = cache_counters(self.fast_mnt) if target == "flashdir" else (0, 0)
         sample = {"phase": phase, "round": rnd, "workload": name, "target": target, "seconds": seconds,
-                  "figure": figure, "calls": calls, "hits": hits_after[0] - hits_before[0],
+                  "figure": figure, "calls": calls, "by_kind": {k: n for k, n in by_kind.items() if n},
+                  "hits": hits_after[0] - hits_before[0],
                   "misses": hits_after[1] - hits_before[1]}
         self.samples.append(sample)
         print(f"run.py: {phase} {rnd}: {name} on {target}: {figure:,.3f} {workloads.unit(name)} "
@@ -220,6 +223,12 @@ def table(samples, workloads, args, load_before, started):
         calls.append(f"| {name} | {calls_of('warm', 'slowstore')} | {calls_of('cold', 'flashdir')} | "
                      f"{calls_of('warm', 'flashdir')} | {calls_of('remount', 'flashdir')} | "
                      f"{calls_of('kill -9', 'flashdir')} | {hits:,.0f} / {misses:,.0f} |")
+    kinds = ["| workload | slowstore itself | through flashdir |", "|---|---|---|"]
+    for name in workloads.names:
+        def kinds_of(target):
+            last = of("warm", name, target)[-1]["by_kind"]
+            return ", ".join(f"{kind} {n:,}" for kind, n in sorted(last.items(), key=lambda item: -item[1]))
+        kinds.append(f"| {name} | {kinds_of('slowstore')} | {kinds_of('flashdir')} |")
     cold = ["| workload | slowstore, cold | flashdir over it, cold (fills its cache) |", "|---|---|---|"]
     for name in workloads.names:
         unit = workloads.unit(name)
@@ -239,7 +248,8 @@ def table(samples, workloads, args, load_before, started):
         "over the slow store's warm median and its fraction of flashdir's warm median.", "",
         *lines, "", "Speed-ups round by round: " + "; ".join(spreads) + ".", "",
         "Calls that reached the slow store per run of each workload (medians), and flashdir's cache pages:", "",
-        *calls, "", "The first pass on each mount:", "", *cold, ""])
+        *calls, "", "The same calls by kind, in the last warm round (getattr answers LOOKUP too):", "", *kinds, "",
+        "The first pass on each mount:", "", *cold, ""])
 
 
 def main():
@@ -258,6 +268,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fio-seconds", type=int, default=5)
     parser.add_argument("--no-kill", action="store_true", help="skip the pass after kill -9")
+    parser.add_argument("--results", default=os.path.join(HERE, "results.md"), help="where the tables go")
     args = parser.parse_args()
     harness.require_fuse()
     for variable in ("FLASHDIR", "SLOWSTORE"):
@@ -283,7 +294,7 @@ def main():
               flush=True)
         text = table(run.samples, workloads, args, load_before, started)
         print(text)
-        with open(os.path.join(HERE, "results.md"), "w") as f:
+        with open(args.results, "w") as f:
             f.write(text)
     finally:
         run.stop()
