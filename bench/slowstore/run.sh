@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# flashdir over a slow store against the slow store itself (issue 19), one runner, one run:
+# installs what is missing, builds flashdir and slowstore, and runs bench/slowstore/run.py
+# (which says what it measures) in a work directory whose mounts come down in every outcome.
+#
+#   bench/slowstore/run.sh [run.py options]     e.g. --rounds 5, --latency-us 500,
+#                                               --slowstore-options attr_timeout=3, --no-kill
+# Env: FLASHDIR_BENCH_DIR (/dev/shm): where the backing, the mounts and the cache live.
+# Writes the tables to bench/slowstore/results.md.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../../scripts/setup.sh"
+[ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
+FLASHDIR_PACKAGES+=(git tar findutils python3)
+ensure_packages
+configure_release
+ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir bench/slowstore/slowstore >/dev/null
+export FLASHDIR="$FLASHDIR_ROOT/build/daemon/flashdir"
+export SLOWSTORE="$FLASHDIR_ROOT/build/bench/slowstore/slowstore"
+
+work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/slowstore-bench-XXXXXX")"
+# run.py unmounts what it mounted; this is for when it could not (killed, say): flashdir's mount
+# first, as it stands on slowstore's. /proc/mounts, not mountpoint(1), which cannot stat the
+# mount of a dead daemon.
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
+cleanup() {
+  for m in "$work/fast" "$work/slow"; do
+    if is_mounted "$m"; then fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" || true; fi
+  done
+  # The flashdir daemon closes its cache after the unmount; wait for it before removing it.
+  local pid
+  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
+  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+python3 "$here/run.py" --work "$work" "$@"

@@ -1,0 +1,78 @@
+"""A running slowstore mount, for the test and the runner: started in the foreground as a child
+process, so that stop() can unmount it (fusermount3 -u, then -uz), wait for the daemon to end
+and read the call counts it wrote at unmount; a daemon that does not end is killed. counts()
+asks the running daemon for its counts so far (SIGUSR1)."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+
+def is_mounted(path):
+    path = os.path.realpath(path)
+    with open("/proc/self/mounts") as mounts:
+        return any(line.split()[1] == path for line in mounts)
+
+
+def unmount(path):
+    """Unmounts `path` whatever state it is in: fusermount3 -u, then lazily (-uz)."""
+    for args in (["fusermount3", "-u", path], ["fusermount3", "-uz", path]):
+        if not is_mounted(path):
+            return
+        subprocess.run(args, stderr=subprocess.DEVNULL, check=False)
+        for _ in range(100):
+            if not is_mounted(path):
+                return
+            time.sleep(0.02)
+
+
+class SlowstoreMount:
+    def __init__(self, binary, backing, mountpoint, options=""):
+        self.mountpoint = mountpoint
+        self.counts_path = f"{mountpoint}.counts.json"
+        if os.path.exists(self.counts_path):
+            os.unlink(self.counts_path)
+        opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
+        self.process = subprocess.Popen([binary, backing, mountpoint, "-f", "-o", opts])
+        deadline = time.monotonic() + 10
+        while not is_mounted(mountpoint):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"slowstore did not mount {mountpoint} (exit {self.process.returncode})")
+            time.sleep(0.02)
+        self.pid = self.process.pid
+
+    def counts(self):
+        """The calls made so far, per kind (the daemon writes them at SIGUSR1)."""
+        if os.path.exists(self.counts_path):
+            os.unlink(self.counts_path)
+        os.kill(self.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.counts_path):
+            if time.monotonic() > deadline:
+                raise RuntimeError("slowstore wrote no counts after SIGUSR1")
+            time.sleep(0.005)
+        with open(self.counts_path) as f:
+            return json.load(f)
+
+    def stop(self):
+        """Unmounts, waits for the daemon; returns its call counts (None if it wrote none)."""
+        unmount(self.mountpoint)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        try:
+            with open(self.counts_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
