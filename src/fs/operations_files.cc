@@ -219,10 +219,11 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
   // Close-to-open: the backing file holds what was written through the mount once a writer's
   // close(2) returns, and the errors of a deferred write-back (ENOSPC, EDQUOT, EIO) reach it.
-  if (open_file(fi).opened_for_writing()) {
-    if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
-      return reply_error(req, written.error());
-  }
+  // A reader's close has nothing to report, and asks the backing nothing (on a network store a
+  // flush is a round trip).
+  if (!open_file(fi).opened_for_writing()) return static_cast<void>(fuse_reply_err(req, 0));
+  if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
+    return reply_error(req, written.error());
   auto result = open_file(fi).flush();
   if (!result.is_ok()) return reply_error(req, result.error());
   fuse_reply_err(req, 0);
