@@ -86,6 +86,10 @@ Result<FileHandle> Engine::open_file(std::string_view relative_path) { return co
 Result<FileHandle> Engine::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
   return core_->open_file(relative_path, std::move(file));
 }
+Result<FileHandle> Engine::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
+                                     const BackingAttributes& attributes) {
+  return core_->open_file(relative_path, std::move(file), attributes);
+}
 Result<std::size_t> Engine::read(FileHandle file, std::uint64_t offset, ByteSpan out) {
   return core_->read(file, offset, out);
 }

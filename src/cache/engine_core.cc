@@ -118,7 +118,8 @@ void EngineCore::forget_dirty_file(std::uint64_t file_id) {
   gone->write_target.reset();
 }
 
-Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file) {
+Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
+                                         std::optional<BackingAttributes> caller_attributes) {
   std::lock_guard names(namespace_mutex_);
   {
     std::lock_guard cache(cache_mutex_);
@@ -129,7 +130,9 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
     if (!opened.is_ok()) return opened.status();
     file = std::move(opened.value());
   }
-  auto attributes = attributes_of(*file);
+  // The caller's stat of the file it just opened serves: one round trip less on a slow store.
+  auto attributes = caller_attributes ? Result<BackingAttributes>(relative_to_root(*caller_attributes))
+                                     : attributes_of(*file);
   if (!attributes.is_ok()) return attributes.status();
   const std::string path(relative_path);
   const FileKey key = key_of(path, *attributes);
@@ -138,7 +141,7 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   if (state == nullptr) state = still_dirty(key);
   const auto changed_since = [&](FileState& known) {
     std::lock_guard backing_lock(known.backing_mutex);
-    return !known.expected.same_file_and_contents(*attributes);
+    return known.changed_behind(*attributes);
   };
   if (state != nullptr && changed_since(*state)) {
     if (rule_ == IdentityRule::path) {
@@ -234,7 +237,7 @@ Status EngineCore::release(FileHandle handle) {
     if (!still_dirty) FLASHDIR_TRY(forget_file(file.file_id));
     return take_write_back_error(file);
   }
-  if (!attributes->same_file_and_contents(file.expected)) {
+  if (file.changed_behind(*attributes)) {
     // Changed behind the engine while open: the next open must not trust the cached pages.
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
@@ -289,8 +292,12 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
   }
 
   {
+    // A write that follows the engine's own unseen writes checks nothing: without the backing's
+    // word on whose the new times are (NFS's wcc attributes), the stat before it could not tell
+    // a change behind the engine from its own last write either (doc/cache.md "Files,
+    // staleness and the catalog").
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(note_outside_change(file, backing));
+    if (!file.own_writes_unseen) FLASHDIR_TRY(note_outside_change(file, backing));
   }
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.
@@ -299,9 +306,9 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
       ++counters_.backing_errors;
       return s;
     }
-    file.size_bytes = std::max(file.size_bytes.load(), end);
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(note_own_change(file, backing));
+    file.size_bytes = std::max(file.size_bytes.load(), end);
+    file.own_writes_unseen = true;
     return data.size();
   }
 
@@ -313,10 +320,10 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     return s;
   }
   const std::uint64_t new_size = std::max(file.size_bytes.load(), end);
-  file.size_bytes = new_size;
   {
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(note_own_change(file, backing));
+    file.size_bytes = new_size;
+    file.own_writes_unseen = true;
   }
   const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
                      file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;
@@ -414,37 +421,6 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   }
   FLASHDIR_TRY(note_own_change(file, backing));
   file.size_bytes = file.expected.size_bytes;
-  return Status::ok();
-}
-
-Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
-  auto identity = attributes_of(backing);
-  if (!identity.is_ok()) return identity.status();
-  if (identity->same_file_and_contents(file.expected)) return Status::ok();
-  file.expected = *identity;
-  // Write-through and write-around: the backing file's size is the file's (the callers hold
-  // the file lock). In write-back the engine's size stays its own: the flusher calls this
-  // without the file lock, and an append takes the larger of the two itself.
-  if (options_.write_mode != WriteMode::write_back) file.size_bytes = identity->size_bytes;
-  std::lock_guard cache(cache_mutex_);
-  FLASHDIR_TRY(check_alive());
-  return drop_clean_pages(file.file_id);
-}
-
-Status EngineCore::drop_clean_pages(std::uint64_t file_id) {
-  // Counted as stale drops: at a restart too, where they were changed behind the engine.
-  std::vector<SlotIndex> clean;
-  for (SlotIndex slot : slots_->slots_of(file_id))
-    if (!slots_->dirty(slot)) clean.push_back(slot);
-  FLASHDIR_TRY(invalidate(file_id, clean));
-  if (!clean.empty()) ++counters_.stale_drops;
-  return Status::ok();
-}
-
-Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
-  auto identity = attributes_of(backing);
-  if (!identity.is_ok()) return identity.status();
-  file.expected = *identity;
   return Status::ok();
 }
 

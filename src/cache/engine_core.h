@@ -53,7 +53,9 @@ class EngineCore {
                                                   const EngineOptions& options, EngineServices services);
   ~EngineCore();  // stops the flusher; writes nothing back (close() does)
 
-  Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
+  // `caller_attributes`: the file's attributes as the caller just stat'ed it (raw device).
+  Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
+                               std::optional<BackingAttributes> caller_attributes = std::nullopt);
   Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
   Result<std::size_t> write(FileHandle handle, std::uint64_t offset, ConstByteSpan data);
   Result<std::size_t> append(FileHandle handle, ConstByteSpan data);
@@ -126,6 +128,8 @@ class EngineCore {
 
   // The backing file's attributes with its device made relative to the root's.
   Result<BackingAttributes> attributes_of(BackingFile& file);
+  // `attributes` with the device made relative to the root's (recorded as 0 on the root's own).
+  BackingAttributes relative_to_root(BackingAttributes attributes) const;
   // The key of the file `attributes` describes, reached at `path`, under the cache's rule.
   FileKey key_of(std::string_view path, const BackingAttributes& attributes) const;
   // A file closed by all with dirty pages that failed to go back stays in dirty_files_ for the
@@ -154,8 +158,9 @@ class EngineCore {
 
   // After the engine changed the backing file: the attributes the next validation expects.
   Status note_own_change(FileState& file, BackingFile& backing);
-  // Before the engine changes the backing file, and before an append (backing_mutex held, not
-  // the cache lock): a file that differs from what the engine left was changed behind it. Its
+  // Before the engine changes the backing file (but for a write after its own unseen writes:
+  // FileState::own_writes_unseen), and before an append (backing_mutex held, not the cache
+  // lock): a file that differs from what the engine left was changed behind it. Its
   // clean pages are dropped then (they may hold bytes the file no longer has; note_own_change
   // would otherwise take the change for the engine's own, and the stale pages would be served
   // after the next open too), its dirty ones stay (the newest data). In write-through and

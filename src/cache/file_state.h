@@ -63,6 +63,22 @@ struct FileState {
   // writes, write-backs and truncates); guarded by backing_mutex. At the last release a file
   // that differs was changed behind the engine's back.
   BackingAttributes expected;
+  // Write-through and write-around writes since `expected` was taken, which skip the stat
+  // after each write (a round trip on a network store): the size they left is `size_bytes`,
+  // their times unknown until the next stat, which takes them as the engine's own if the rest
+  // is as the engine left it. Guarded by backing_mutex.
+  bool own_writes_unseen = false;
+  // Whether `now` (the backing file stat'ed) shows a change made behind the engine since its
+  // own last change. Its own writes not seen yet by a stat may have moved the times (to any
+  // value) and leave the size the engine made. Backing_mutex held.
+  bool changed_behind(const BackingAttributes& now) const {
+    if (!own_writes_unseen) return !now.same_file_and_contents(expected);
+    BackingAttributes own = expected;
+    own.size_bytes = size_bytes.load();
+    own.mtime_ns = now.mtime_ns;
+    own.ctime_ns = now.ctime_ns;
+    return !now.same_file_and_contents(own);
+  }
   // write-back: the handle of the last write, through which its dirty pages go back (kept
   // open until they have); guarded by backing_mutex.
   std::shared_ptr<BackingFile> write_target;

@@ -71,7 +71,11 @@ Result<BackingAttributes> EngineCore::attributes_of(BackingFile& file) {
     ++counters_.backing_errors;
     return attributes.status();
   }
-  if (attributes->device == root_device_) attributes->device = 0;
+  return relative_to_root(*attributes);
+}
+
+BackingAttributes EngineCore::relative_to_root(BackingAttributes attributes) const {
+  if (attributes.device == root_device_) attributes.device = 0;
   return attributes;
 }
 

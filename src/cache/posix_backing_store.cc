@@ -9,8 +9,11 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -47,7 +50,9 @@ Result<struct statx> statx_of(int fd, std::string_view path) {
   return st;
 }
 
-BackingAttributes attributes_of(const struct statx& st) {
+}  // namespace
+
+BackingAttributes attributes_of_statx(const struct statx& st) {
   BackingAttributes a;
   a.device = makedev(st.stx_dev_major, st.stx_dev_minor);
   a.inode = st.stx_ino;
@@ -60,6 +65,8 @@ BackingAttributes attributes_of(const struct statx& st) {
   a.link_count = st.stx_nlink;
   return a;
 }
+
+namespace {
 
 // O_NOATIME where the daemon may (it owns the file, or has CAP_FOWNER): the cache's own reads
 // of a backing file must not change what its users see. Elsewhere the open goes on without it.
@@ -115,12 +122,70 @@ class PosixBackingFile final : public BackingFile {
   Result<BackingAttributes> stat() override {
     auto st = statx_of(fd_.get(), path_);
     if (!st.is_ok()) return st.status();
-    return attributes_of(*st);
+    return attributes_of_statx(*st);
   }
 
  private:
   UniqueFd fd_;
   std::string path_;
+};
+
+// A PosixBackingFile made at its first use; stat() answers from the reference descriptor until then.
+class OpenedOnUseBackingFile final : public BackingFile {
+ public:
+  OpenedOnUseBackingFile(UniqueFd reference, std::string path, std::function<int(int)> open)
+      : reference_(std::move(reference)), path_(std::move(path)), open_(std::move(open)) {}
+
+  Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    auto file = opened();
+    if (!file.is_ok()) return file.status();
+    return (*file)->read(offset, out);
+  }
+  Status write(std::uint64_t offset, ConstByteSpan data) override {
+    auto file = opened();
+    return file.is_ok() ? (*file)->write(offset, data) : file.status();
+  }
+  Status truncate(std::uint64_t size_bytes) override {
+    auto file = opened();
+    return file.is_ok() ? (*file)->truncate(size_bytes) : file.status();
+  }
+  Status allocate(int mode, std::uint64_t offset, std::uint64_t length) override {
+    auto file = opened();
+    return file.is_ok() ? (*file)->allocate(mode, offset, length) : file.status();
+  }
+  Status sync() override {
+    auto file = opened();
+    return file.is_ok() ? (*file)->sync() : file.status();
+  }
+  Result<BackingAttributes> stat() override {
+    if (BackingFile* file = file_.load(std::memory_order_acquire)) return file->stat();
+    std::lock_guard lock(mutex_);  // the reference stays open meanwhile
+    if (owner_ != nullptr) return owner_->stat();
+    auto st = statx_of(reference_.get(), path_);
+    if (!st.is_ok()) return st.status();
+    return attributes_of_statx(*st);
+  }
+
+ private:
+  Result<BackingFile*> opened() {
+    if (BackingFile* file = file_.load(std::memory_order_acquire)) return file;
+    std::lock_guard lock(mutex_);
+    if (owner_ == nullptr) {
+      const int fd = open_(reference_.get());
+      if (fd < 0) return errno_status(errno, "opening", path_);
+      owner_ = std::make_unique<PosixBackingFile>(UniqueFd(fd), path_);
+      reference_ = UniqueFd();
+      file_.store(owner_.get(), std::memory_order_release);
+    }
+    return owner_.get();
+  }
+
+  std::mutex mutex_;  // the first use opens the file once; guards reference_ and owner_
+  UniqueFd reference_;
+  const std::string path_;
+  const std::function<int(int)> open_;
+  std::unique_ptr<PosixBackingFile> owner_;
+  std::atomic<BackingFile*> file_{nullptr};  // owner_ once opened, read without the mutex
 };
 
 // Splits "a/b/c" into its components; refuses empty, absolute and dot components.
@@ -230,6 +295,11 @@ Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesy
 
 std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path) {
   return std::make_unique<PosixBackingFile>(UniqueFd(fd), std::string(relative_path));
+}
+
+std::unique_ptr<BackingFile> adopt_posix_backing_file_opened_on_use(int reference, std::string_view relative_path,
+                                                                    std::function<int(int reference)> open) {
+  return std::make_unique<OpenedOnUseBackingFile>(UniqueFd(reference), std::string(relative_path), std::move(open));
 }
 
 }  // namespace flashdir::cache

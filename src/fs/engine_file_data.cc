@@ -188,15 +188,13 @@ class EngineOpenFile final : public OpenFile {
 // part) is the cache's reading, and a caller's reads mark the access time themselves
 // (operations_files.cc). The kernel still checks every read and write against the caller's
 // own open mode.
-SysResult<UniqueFd> engine_descriptor(int caller_fd, int open_flags) {
-  const int flags = ::fcntl(caller_fd, F_GETFL);
-  if (flags < 0) return last_errno();
+//
+// `flags`: the caller's descriptor's (F_GETFL); `read_only`: the caller can neither write nor
+// truncate the file. Returns the descriptor, or -1 with errno set.
+int engine_descriptor(int caller_fd, int flags, bool read_only) {
   const std::string path = "/proc/self/fd/" + std::to_string(caller_fd);
   const int kept = (flags & (O_SYNC | O_DSYNC)) | O_CLOEXEC;
   const int access = flags & O_ACCMODE;
-  // O_RDONLY | O_TRUNC truncates on Linux (the caller may write the file, or the open failed):
-  // the engine must be able to truncate too.
-  const bool read_only = access == O_RDONLY && (open_flags & O_TRUNC) == 0;
   auto reopen = [&](int mode) {
     UniqueFd fd(::open(path.c_str(), kept | mode | O_NOATIME));
     if (!fd.valid() && errno == EPERM) fd = UniqueFd(::open(path.c_str(), kept | mode));
@@ -204,8 +202,43 @@ SysResult<UniqueFd> engine_descriptor(int caller_fd, int open_flags) {
   };
   UniqueFd fd = reopen(read_only ? O_RDONLY : O_RDWR);
   if (!fd.valid() && access == O_WRONLY) fd = reopen(O_WRONLY);
-  if (!fd.valid()) return last_errno();
-  return fd;
+  return fd.release();
+}
+
+// The engine's backing file for the caller's open. A reader's is opened at its first miss (a
+// hit costs no backing open: a round trip on a network store), through a duplicate of the
+// caller's descriptor; should the daemon no longer be allowed to open it then (its mode changed
+// since, for a daemon without CAP_DAC_OVERRIDE), the misses read through that duplicate, as
+// the caller's open allows. A writer's is opened now: its first call is a write or a truncate
+// anyway, and a write must not meet a permission the open did not check.
+SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(int caller_fd, int open_flags,
+                                                                  const std::string& relative_path) {
+  const int flags = ::fcntl(caller_fd, F_GETFL);
+  if (flags < 0) return last_errno();
+  // O_RDONLY | O_TRUNC truncates on Linux (the caller may write the file, or the open failed):
+  // the engine must be able to truncate too.
+  const bool read_only = (flags & O_ACCMODE) == O_RDONLY && (open_flags & O_TRUNC) == 0;
+  if (!read_only) {
+    const int fd = engine_descriptor(caller_fd, flags, false);
+    if (fd < 0) return last_errno();
+    return cache::adopt_posix_backing_file(fd, relative_path);
+  }
+  const int reference = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+  if (reference < 0) return last_errno();
+  return cache::adopt_posix_backing_file_opened_on_use(reference, relative_path, [flags](int reference_fd) {
+    const int fd = engine_descriptor(reference_fd, flags, true);
+    if (fd >= 0 || (errno != EACCES && errno != EPERM)) return fd;
+    return ::fcntl(reference_fd, F_DUPFD_CLOEXEC, 0);
+  });
+}
+
+// The caller's descriptor stat'ed once for the daemon and the engine alike: statx, for the
+// birth time the engine's file identity needs.
+SysResult<struct statx> stat_of(int fd) {
+  struct statx st {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) != 0)
+    return last_errno();
+  return st;
 }
 
 }  // namespace
@@ -216,20 +249,20 @@ EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, Cache
 EngineFileData::~EngineFileData() = default;
 
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
-  struct stat st {};
-  if (::fstat(request.backing_fd.get(), &st) != 0) return last_errno();
-  if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+  auto st = stat_of(request.backing_fd.get());
+  if (!st.is_ok()) return Errno{st.error()};
+  if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st->stx_mode) || st->stx_nlink > 1) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
   }
   std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
-  if (cache == nullptr) return open_around_stopped_cache(std::move(request), st);
-  auto engine_fd = engine_descriptor(request.backing_fd.get(), request.flags);
-  if (!engine_fd.is_ok()) return Errno{engine_fd.error()};
-  auto handle = cache->engine().open_file(request.relative_path,
-                                          cache::adopt_posix_backing_file(engine_fd->release(), request.relative_path));
+  const BackingAttributes attributes = cache::attributes_of_statx(*st);
+  if (cache == nullptr) return open_around_stopped_cache(std::move(request), attributes);
+  auto backing = engine_backing_file(request.backing_fd.get(), request.flags, request.relative_path);
+  if (!backing.is_ok()) return Errno{backing.error()};
+  auto handle = cache->engine().open_file(request.relative_path, std::move(*backing), attributes);
   if (!handle.is_ok()) {
-    if (supervisor_.stopped_after_failure(*cache)) return open_around_stopped_cache(std::move(request), st);
+    if (supervisor_.stopped_after_failure(*cache)) return open_around_stopped_cache(std::move(request), attributes);
     return errno_for(handle.status());
   }
   auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(request.backing_fd),
@@ -242,8 +275,11 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   return std::unique_ptr<OpenFile>(std::move(file));
 }
 
-SysResult<std::unique_ptr<OpenFile>> EngineFileData::open_around_stopped_cache(OpenRequest request,
-                                                                              const struct stat& st) {
+SysResult<std::unique_ptr<OpenFile>> EngineFileData::open_around_stopped_cache(
+    OpenRequest request, const BackingAttributes& attributes) {
+  struct stat st {};
+  st.st_dev = static_cast<dev_t>(attributes.device);
+  st.st_ino = static_cast<ino_t>(attributes.inode);
   if (supervisor_.holds_unwritten(request.relative_path, st)) {
     ++refused_opens_;
     return Errno{EIO};

@@ -30,7 +30,8 @@ class EngineFileData final : public FileData {
  private:
   // An open served from the backing file while the cache is stopped; EIO for a file whose
   // write-back data the stopped cache holds.
-  SysResult<std::unique_ptr<OpenFile>> open_around_stopped_cache(OpenRequest request, const struct stat& st);
+  SysResult<std::unique_ptr<OpenFile>> open_around_stopped_cache(OpenRequest request,
+                                                                const BackingAttributes& attributes);
 
   CacheSupervisor supervisor_;
   const bool write_back_;

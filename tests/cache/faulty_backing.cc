@@ -18,12 +18,13 @@ class FaultyBackingFile final : public cache::BackingFile {
       : real_(std::move(real)), faults_(std::move(faults)) {}
 
   Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    ++faults_->reads;
     if (const auto us = faults_->read_latency_us.load(); us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
     return real_->read(offset, out);
   }
   Status write(std::uint64_t offset, ConstByteSpan data) override {
-    if (const int error = faults_->write_errno.load(); error != 0) return injected(error, "writing");
     ++faults_->writes;
+    if (const int error = faults_->write_errno.load(); error != 0) return injected(error, "writing");
     return real_->write(offset, data);
   }
   Status truncate(std::uint64_t size_bytes) override { return real_->truncate(size_bytes); }
@@ -34,7 +35,10 @@ class FaultyBackingFile final : public cache::BackingFile {
     ++faults_->syncs;
     return real_->sync();
   }
-  Result<BackingAttributes> stat() override { return real_->stat(); }
+  Result<BackingAttributes> stat() override {
+    ++faults_->stats;
+    return real_->stat();
+  }
 
  private:
   std::unique_ptr<cache::BackingFile> real_;
@@ -47,6 +51,7 @@ class FaultyBackingStore final : public cache::BackingStore {
       : real_(std::move(real)), faults_(std::move(faults)) {}
 
   Result<std::unique_ptr<cache::BackingFile>> open(std::string_view relative_path) override {
+    ++faults_->opens;
     auto file = real_->open(relative_path);
     if (!file.is_ok()) return file.status();
     return std::unique_ptr<cache::BackingFile>(std::make_unique<FaultyBackingFile>(std::move(file).value(), faults_));

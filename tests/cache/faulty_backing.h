@@ -1,6 +1,6 @@
 // A backing store double for the engine's tests: it passes every call to a real store, counts
-// the writes and syncs that reach it, and, when told, fails writes with a chosen errno or makes
-// reads slow.
+// the calls a network store would make round trips for and, when told, fails writes with a
+// chosen errno or makes reads slow.
 #pragma once
 
 #include <atomic>
@@ -15,8 +15,8 @@ namespace flashdir::testing {
 struct BackingFaults {
   std::atomic<int> write_errno{0};  // nonzero: every write fails with it (an io_error status)
   std::atomic<std::chrono::microseconds::rep> read_latency_us{0};
-  std::atomic<std::uint64_t> writes{0};  // write calls that reached the real store
-  std::atomic<std::uint64_t> syncs{0};
+  // Calls made so far through the store's files (opens: through the store).
+  std::atomic<std::uint64_t> opens{0}, reads{0}, writes{0}, syncs{0}, stats{0};
 };
 
 std::unique_ptr<cache::BackingStore> make_faulty_backing_store(std::unique_ptr<cache::BackingStore> real,

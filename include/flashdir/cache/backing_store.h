@@ -6,8 +6,11 @@
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -58,5 +61,15 @@ Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesy
 // Wraps a descriptor the caller already opened on a backing file (the daemon's); the file takes
 // ownership of `fd`.
 std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path);
+// A backing file the engine opens only once it first reads, writes, truncates, allocates or
+// syncs it, so that an open whose reads the cache serves costs no backing open (a round trip on
+// a network store). `open(reference)` makes its descriptor then, once (an open(2)-like call: a
+// descriptor, or -1 with errno set). Until then stat() asks `reference`, a descriptor of the
+// same file, which the file takes ownership of and closes once opened.
+std::unique_ptr<BackingFile> adopt_posix_backing_file_opened_on_use(int reference, std::string_view relative_path,
+                                                                    std::function<int(int reference)> open);
+// A backing file's attributes from statx(2) with STATX_BASIC_STATS | STATX_BTIME, `device` its
+// raw st_dev (as BackingFile::stat gives them), for a caller that stat'ed it already.
+BackingAttributes attributes_of_statx(const struct statx& st);
 
 }  // namespace flashdir::cache

@@ -179,6 +179,10 @@ class Engine {
   Result<FileHandle> open_file(std::string_view relative_path);
   // The same with a file the caller already opened (the daemon's backing fd, adopted).
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file);
+  // The same with the attributes the caller just stat'ed the file with (BackingFile::stat's):
+  // the engine takes them instead of a stat of its own.
+  Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
+                               const BackingAttributes& attributes);
   // Reads into `out`; returns the bytes read, fewer only at end of file.
   Result<std::size_t> read(FileHandle file, std::uint64_t offset, ByteSpan out);
   // Writes all of `data` (per the write mode); returns data.size().

@@ -1,0 +1,44 @@
+// What the engine knows of each open backing file's attributes (doc/cache.md "Files, staleness
+// and the catalog"): the attributes its own changes left, and changes made behind it, whose
+// clean pages cannot be trusted. Write-through and write-around writes take no stat (one round
+// trip each on a network store): the next stat the engine makes for another reason takes their
+// times as its own if the rest of the file is as it left it.
+#include "cache/engine_core.h"
+
+namespace flashdir::cache {
+
+Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
+  auto now = attributes_of(backing);
+  if (!now.is_ok()) return now.status();
+  const bool changed = file.changed_behind(*now);
+  file.expected = *now;
+  file.own_writes_unseen = false;
+  if (!changed) return Status::ok();
+  // Write-through and write-around: the backing file's size is the file's (the callers hold
+  // the file lock). In write-back the engine's size stays its own: the flusher calls this
+  // without the file lock, and an append takes the larger of the two itself.
+  if (options_.write_mode != WriteMode::write_back) file.size_bytes = now->size_bytes;
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  return drop_clean_pages(file.file_id);
+}
+
+Status EngineCore::drop_clean_pages(std::uint64_t file_id) {
+  // Counted as stale drops: at a restart too, where they were changed behind the engine.
+  std::vector<SlotIndex> clean;
+  for (SlotIndex slot : slots_->slots_of(file_id))
+    if (!slots_->dirty(slot)) clean.push_back(slot);
+  FLASHDIR_TRY(invalidate(file_id, clean));
+  if (!clean.empty()) ++counters_.stale_drops;
+  return Status::ok();
+}
+
+Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
+  auto now = attributes_of(backing);
+  if (!now.is_ok()) return now.status();
+  file.expected = *now;
+  file.own_writes_unseen = false;
+  return Status::ok();
+}
+
+}  // namespace flashdir::cache

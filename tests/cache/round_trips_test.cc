@@ -1,0 +1,144 @@
+// Backing round trips (doc/cache.md "Backing round trips"): what an open, a hit and a
+// write-through write ask of the backing store, counted by the rig's backing double, and that
+// what they no longer ask for still leaves no stale page.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+#include "engine_rig.h"
+
+using flashdir::BackingAttributes;
+using flashdir::cache::FileHandle;
+using flashdir::cache::WriteMode;
+using flashdir::testing::EngineRig;
+using flashdir::testing::pattern;
+
+namespace {
+
+FileHandle open(EngineRig& rig, const std::string& name) {
+  auto file = rig.engine().open_file(name);
+  REQUIRE(file.is_ok());
+  return *file;
+}
+
+void write(EngineRig& rig, FileHandle file, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
+  auto n = rig.engine().write(file, offset, bytes);
+  REQUIRE(n.is_ok());
+  REQUIRE(*n == bytes.size());
+}
+
+std::vector<std::uint8_t> read(EngineRig& rig, FileHandle file, std::uint64_t offset, std::size_t length) {
+  std::vector<std::uint8_t> out(length);
+  auto n = rig.engine().read(file, offset, out);
+  REQUIRE(n.is_ok());
+  out.resize(*n);
+  return out;
+}
+
+// Appends `bytes` to the backing file behind the engine.
+void append_behind(EngineRig& rig, const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  const int fd = ::open(rig.backing_path(name).c_str(), O_WRONLY | O_APPEND);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("round trips: a write-through or write-around write after the first of an open stats nothing") {
+  const WriteMode mode = GENERATE(WriteMode::write_through, WriteMode::write_around);
+  CAPTURE(static_cast<int>(mode));
+  flashdir::cache::EngineOptions options;
+  options.write_mode = mode;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, 4 * P));
+  const FileHandle file = open(rig, "f");
+  const std::uint64_t stats_before = rig.backing_faults().stats;
+  write(rig, file, 0, pattern(2, P));  // the first checks for a change behind the engine
+  CHECK(rig.backing_faults().stats == stats_before + 1);
+  for (std::uint32_t i = 1; i < 8; ++i) write(rig, file, i * P, pattern(2 + i, P));
+  CHECK(rig.backing_faults().stats == stats_before + 1);
+  CHECK(rig.backing_faults().writes == 8);
+  // Acknowledged only once the backing file has them.
+  CHECK(rig.get("f").size() == 8 * P);
+  REQUIRE(rig.engine().release(file).is_ok());
+  // The release took the times the writes left as the engine's own: nothing was dropped.
+  CHECK(rig.engine().stats().stale_drops == 0);
+  if (mode == WriteMode::write_through) {
+    const FileHandle again = open(rig, "f");
+    CHECK(read(rig, again, 0, 8 * P) == rig.get("f"));
+    CHECK(rig.engine().stats().read_miss_pages == 0);
+    REQUIRE(rig.engine().release(again).is_ok());
+  }
+}
+
+TEST_CASE("round trips: a change of size behind the engine between its unstat'ed writes is still seen") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, 2 * P));
+  const FileHandle file = open(rig, "f");
+  CHECK(read(rig, file, 0, 2 * P) == pattern(1, 2 * P));
+  write(rig, file, 0, pattern(2, P));
+  append_behind(rig, "f", pattern(3, P / 2));  // between two writes that take no stat
+  write(rig, file, P, pattern(4, P / 2));
+  REQUIRE(rig.engine().release(file).is_ok());
+  CHECK(rig.engine().stats().stale_drops == 1);
+  CHECK(rig.read_through("f", 0, 3 * P) == rig.get("f"));
+}
+
+TEST_CASE("round trips: an open given the caller's stat, of a file opened on use: a hit opens nothing") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, 2 * P));
+  CHECK(rig.read_through("f", 0, 2 * P) == pattern(1, 2 * P));  // cached
+  const int fd = ::open(rig.backing_path("f").c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  struct statx st {};
+  REQUIRE(::statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &st) == 0);
+  const BackingAttributes attributes = flashdir::cache::attributes_of_statx(st);
+  std::atomic<int> opens{0};
+  auto backing = flashdir::cache::adopt_posix_backing_file_opened_on_use(fd, "f", [&](int reference) {
+    ++opens;
+    return ::fcntl(reference, F_DUPFD_CLOEXEC, 0);
+  });
+  auto file = rig.engine().open_file("f", std::move(backing), attributes);
+  REQUIRE(file.is_ok());
+  // A hit opens no backing file.
+  CHECK(read(rig, *file, 0, 2 * P) == pattern(1, 2 * P));
+  CHECK(rig.engine().stats().stale_drops == 0);
+  CHECK(opens == 0);
+  // A write opens it, once.
+  write(rig, *file, 2 * P, pattern(2, P));
+  write(rig, *file, 3 * P, pattern(3, P));
+  CHECK(opens == 1);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.read_through("f", 0, 4 * P) == rig.get("f"));
+  CHECK(rig.engine().stats().read_miss_pages == 2);  // the first read's only
+}
+
+TEST_CASE("round trips: a backing file opened on use stats through its reference, and reports a failed open") {
+  EngineRig rig;
+  rig.put("f", pattern(1, 100));
+  const int fd = ::open(rig.backing_path("f").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::atomic<int> opens{0};
+  auto file = flashdir::cache::adopt_posix_backing_file_opened_on_use(fd, "f", [&](int) {
+    ++opens;
+    errno = EACCES;
+    return -1;
+  });
+  auto attributes = file->stat();
+  REQUIRE(attributes.is_ok());
+  CHECK(attributes->size_bytes == 100);
+  CHECK(opens == 0);
+  std::vector<std::uint8_t> out(10);
+  auto n = file->read(0, out);
+  REQUIRE_FALSE(n.is_ok());
+  CHECK(n.status().sys_errno() == EACCES);
+  CHECK(opens == 1);
+}
