@@ -6,25 +6,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
-
-def is_mounted(path):
-    path = os.path.realpath(path)
-    with open("/proc/self/mounts") as mounts:
-        return any(line.split()[1] == path for line in mounts)
-
-
-def unmount(path):
-    """Unmounts `path` whatever state it is in: fusermount3 -u, then lazily (-uz)."""
-    for args in (["fusermount3", "-u", path], ["fusermount3", "-uz", path]):
-        if not is_mounted(path):
-            return
-        subprocess.run(args, stderr=subprocess.DEVNULL, check=False)
-        for _ in range(100):
-            if not is_mounted(path):
-                return
-            time.sleep(0.02)
+# The FUSE tests' mount helpers: is_mounted, and unmount (fusermount3 -u, then -uz).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fuse"))
+from harness import is_mounted, unmount  # noqa: E402
 
 
 class SlowstoreMount:
