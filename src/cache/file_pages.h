@@ -57,6 +57,15 @@ class FilePages {
     if (wanted > buckets_.size()) rehash(std::max<std::size_t>(kMinBuckets, wanted), page_of);
   }
 
+  // Adds `slot`, holding `page`, to a table reserve() made room for, without the lookup insert
+  // asserts with: a restart loads millions of pages, each once (the store recovers no file
+  // page twice), and each lookup there read a random slot's entry.
+  void add_unique(SlotIndex slot, std::uint64_t page) {
+    assert(slot != kEmpty && (std::uint64_t{count_} + 1) * 8 <= std::uint64_t{buckets_.size()} * 7);
+    place(buckets_, slot, page);
+    ++count_;
+  }
+
   // Removes `slot`, which is in the table; page_of must still answer for every slot in it.
   template <typename PageOf>
   void erase(SlotIndex slot, const PageOf& page_of) {

@@ -3,6 +3,24 @@
 #include <cassert>
 
 namespace flashdir::cache {
+namespace {
+
+// Calls fn(slot, value) for each recovered slot with the value `map` holds for the slot's file,
+// looked up again only when the file changes: a restart finds them mostly in runs of one file.
+template <typename Map, typename Fn>
+void for_each_in_file_runs(std::span<const RecoveredSlot> slots, Map& map, const Fn& fn) {
+  typename Map::mapped_type* value = nullptr;
+  std::uint64_t file_id = 0;
+  for (const RecoveredSlot& found : slots) {
+    if (value == nullptr || found.entry.file_id != file_id) {
+      file_id = found.entry.file_id;
+      value = &map[file_id];
+    }
+    fn(found, *value);
+  }
+}
+
+}  // namespace
 
 SlotTable::SlotTable(const MetadataStore& store) : store_(store), flags_(store.layout().slot_count, 0) {}
 
@@ -22,11 +40,21 @@ void SlotTable::insert(SlotIndex slot) {
   ++used_;
 }
 
-void SlotTable::reserve(std::uint64_t file_id, std::uint32_t count) {
-  FilePages& pages = files_[file_id].pages;
-  const std::size_t before = pages.ram_bytes();
-  pages.reserve(count, page_of());
-  page_table_bytes_ += pages.ram_bytes() - before;
+void SlotTable::load(std::span<const RecoveredSlot> slots) {
+  assert(used_ == 0);
+  // Each file's table sized once for all its pages, then filled without lookups.
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> counts;
+  for_each_in_file_runs(slots, counts, [](const RecoveredSlot&, std::uint32_t& count) { ++count; });
+  for (const auto& [file_id, count] : counts) {
+    FileSlots& file = files_[file_id];
+    file.pages.reserve(count, page_of());
+    page_table_bytes_ += file.pages.ram_bytes();
+  }
+  for_each_in_file_runs(slots, files_, [&](const RecoveredSlot& found, FileSlots& file) {
+    file.pages.add_unique(found.slot, found.entry.page_no);
+    flags_[found.slot] = kOccupied;
+  });
+  used_ = static_cast<std::uint32_t>(slots.size());
 }
 
 void SlotTable::remove(SlotIndex slot) {

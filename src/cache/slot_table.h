@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,8 +51,9 @@ class SlotTable {
   // `slot` (free) now holds the page its store entry names, which was not cached. A new page
   // starts unreferenced: CLOCK gives it one sweep of the hand to be read again.
   void insert(SlotIndex slot);
-  // Sizes the page table of `file_id` for `count` pages before they are inserted (a restart).
-  void reserve(std::uint64_t file_id, std::uint32_t count);
+  // A restart: the empty table takes the recovered `slots` at once, each naming another file
+  // page (MetadataStore::open drops copies), all unreferenced and clean.
+  void load(std::span<const RecoveredSlot> slots);
   void remove(SlotIndex slot);
   // A hit: the hand passes this slot once before evicting it.
   void reference(SlotIndex slot) { flags_[slot] |= kReferenced; }

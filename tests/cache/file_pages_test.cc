@@ -110,3 +110,37 @@ TEST_CASE("FilePages::reserve makes room for that many pages at once: inserting 
   pages.reserve(10, page_of);
   CHECK(pages.ram_bytes() == reserved);
 }
+
+TEST_CASE("FilePages::add_unique fills a reserved table that then finds, erases and inserts like any other") {
+  constexpr SlotIndex kSlots = 6000;
+  std::vector<std::uint64_t> page_of_slot(kSlots);
+  flashdir::SeededRandom random(21);
+  std::map<std::uint64_t, SlotIndex> model;
+  for (SlotIndex s = 0; s < kSlots; ++s) {
+    std::uint64_t page = s < kSlots / 2 ? s : random.uniform(1ULL << 40);
+    while (model.contains(page)) page = random.uniform(1ULL << 40);
+    page_of_slot[s] = page;
+    model[page] = s;
+  }
+  const auto page_of = [&](SlotIndex slot) { return page_of_slot[slot]; };
+  FilePages pages;
+  pages.reserve(kSlots, page_of);
+  const std::size_t reserved = pages.ram_bytes();
+  for (SlotIndex s = 0; s < kSlots; ++s) pages.add_unique(s, page_of_slot[s]);
+  CHECK(pages.ram_bytes() == reserved);
+  CHECK(pages.size() == kSlots);
+  for (const auto& [page, slot] : model) REQUIRE(pages.find(page, page_of) == slot);
+  CHECK_FALSE(pages.find(1ULL << 41, page_of).has_value());
+  for (SlotIndex s = 0; s < kSlots; s += 2) {
+    pages.erase(s, page_of);
+    model.erase(page_of_slot[s]);
+  }
+  for (SlotIndex s = 0; s < kSlots; s += 4) {
+    page_of_slot[s] = (1ULL << 42) + s;
+    pages.insert(s, page_of);
+    model[page_of_slot[s]] = s;
+  }
+  CHECK(pages.size() == model.size());
+  for (const auto& [page, slot] : model) REQUIRE(pages.find(page, page_of) == slot);
+  for (SlotIndex s = 2; s < kSlots; s += 4) CHECK_FALSE(pages.find(page_of_slot[s], page_of).has_value());
+}

@@ -5,6 +5,10 @@
 namespace flashdir::cache::meta {
 
 std::uint32_t FileRefs::acquire(std::uint64_t file_id) {
+  if (last_ref_ != 0 && files_[last_ref_].file_id == file_id) {
+    ++files_[last_ref_].holders;
+    return last_ref_;
+  }
   auto [it, inserted] = by_id_.try_emplace(file_id, 0);
   if (inserted) {
     if (free_.empty()) {
@@ -17,6 +21,7 @@ std::uint32_t FileRefs::acquire(std::uint64_t file_id) {
     }
   }
   ++files_[it->second].holders;
+  last_ref_ = it->second;
   return it->second;
 }
 
@@ -26,6 +31,7 @@ void FileRefs::release(std::uint32_t ref) {
   if (--file.holders > 0) return;
   by_id_.erase(file.file_id);
   file = File{};
+  if (ref == last_ref_) last_ref_ = 0;
   free_.push_back(ref);
 }
 

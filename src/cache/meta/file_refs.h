@@ -19,6 +19,8 @@ class FileRefs {
   void release(std::uint32_t ref);
   std::uint64_t file_id(std::uint32_t ref) const { return files_[ref].file_id; }
   std::size_t size() const { return by_id_.size(); }
+  // Every number handed out is below this.
+  std::uint32_t number_limit() const { return static_cast<std::uint32_t>(files_.size()); }
   // RAM held, measured from the containers.
   std::size_t ram_bytes() const;
 
@@ -30,6 +32,9 @@ class FileRefs {
   std::vector<File> files_{File{}};  // by number; number 0 is never handed out
   absl::flat_hash_map<std::uint64_t, std::uint32_t> by_id_;
   std::vector<std::uint32_t> free_;  // numbers to reuse
+  // The number acquire last handed out (0: none), asked first: a restart acquires one for each
+  // slot it recovers, mostly of the same file as the slot before.
+  std::uint32_t last_ref_ = 0;
 };
 
 }  // namespace flashdir::cache::meta

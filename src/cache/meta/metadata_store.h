@@ -76,7 +76,7 @@ struct RecoveredSlot {
 };
 
 struct RecoveredSlots {
-  std::vector<RecoveredSlot> usable;  // clean and dirty slots that pass the usability rule
+  std::vector<RecoveredSlot> usable;  // clean and dirty slots that pass the usability rule, no file page twice
   std::uint64_t dropped = 0;          // entries that failed it: cleared on the chip and trimmed
   std::uint64_t dirty = 0;            // usable dirty slots (to write back)
   std::uint64_t damaged_pages = 0;    // metadata pages that failed to read or decode
