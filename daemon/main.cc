@@ -22,7 +22,7 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          on first use; owned by you, nobody else able to write along its path)
   size=SIZE              size of a cache created by this mount (default 1G; K/M/G/T suffixes)
   mode=MODE              writethrough (default) | writeback | writearound
-  ram=SIZE               device RAM of the simulated SSD (default: as the cache was made, 64M)
+  ram=SIZE               device RAM of the simulated SSD (default: as the cache was made: size/16, 4M to 64M)
   ram_policy=P           tree | aps | static:PERCENT (default: as the cache was made)
   meta=SCHEME            lufuw (default) | write-update | update-write-update
   seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never; default

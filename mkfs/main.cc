@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::string mapping_name = "cftl";
   std::string gc_name = "dual-greedy";
   double op_percent = 7.0;
-  std::string ram_text = "64M";
+  std::string ram_text;  // empty: scaled with the size
   std::string ram_policy_text = "tree";
   bool force = false;
   bool sparse = false;
@@ -105,10 +105,10 @@ int main(int argc, char** argv) {
                  fmt::format("Over-provisioning: percent of the data area kept spare, 0 to {}", max_op_percent))
       ->capture_default_str();
   app.add_option("--ram", ram_text,
-                 fmt::format("Device RAM for the mapping cache and write buffer in bytes, {}; 0 runs the FTL "
-                             "without a write buffer, reading a translation page for each lookup",
-                             kSizeSuffixes))
-      ->capture_default_str();
+                 fmt::format("Device RAM for the mapping cache and write buffer in bytes, {} (default: a "
+                             "sixteenth of --size, from 4M to 64M); 0 runs the FTL without a write buffer, "
+                             "reading a translation page for each lookup",
+                             kSizeSuffixes));
   app.add_option("--ram-policy", ram_policy_text,
                  "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
                  "(P percent for mapping)")
@@ -145,9 +145,11 @@ int main(int argc, char** argv) {
         fmt::format("--op {}% is outside the accepted 0 to {}%", op_percent, max_op_percent)));
   }
   options.overprovision_permille = static_cast<std::uint16_t>(op_percent * 10.0 + 0.5);
-  auto ram = flashdir::parse_size(ram_text);
-  if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
-  options.ram_budget_bytes = *ram;
+  if (!ram_text.empty()) {
+    auto ram = flashdir::parse_size(ram_text);
+    if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));
+    options.ram_budget_bytes = *ram;
+  }
   flashdir::RamOptions ram_options;
   const flashdir::Status ram_policy = flashdir::parse_ram_policy(ram_policy_text, ram_options);
   if (!ram_policy.is_ok()) return refuse(ram_policy.with_context("--ram-policy"));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hot restart through the mount (issue 18 §5), in one run:
 
-1. usable fraction: for each write mode, a fresh cache (lufuw, 256 MiB, the default 64 MiB
+1. usable fraction: for each write mode, a fresh cache (lufuw, 256 MiB, a 64 MiB
    device RAM) gets a file written through the mount (write-around: written, then read) and a
    file read; the daemon is killed (kill -9: the device RAM is lost) right away and, in a
    second round, 1.2 s later; the remount's usable pages over the pages cached before the kill.
@@ -79,7 +79,8 @@ def usable_round(backing_top, cache_top, mode, meta, wait, read_bytes, write_byt
         f.write(data)
     with open(f"{backing}/written", "wb") as f:
         f.write(b"\0" * write_bytes)
-    options = f"mode={mode},seq_cutoff_read=0,seq_cutoff_write=0,meta={meta}"
+    # 64 MiB of device RAM (the largest default): the most a kill can find in its write buffer.
+    options = f"mode={mode},seq_cutoff_read=0,seq_cutoff_write=0,meta={meta},ram=64M"
     mount = harness.Mount(backing, mnt, cache, options, size="256M")
     try:
         write_all(f"{mnt}/written", written)

@@ -39,6 +39,12 @@ inline constexpr std::uint64_t kMinimumCacheBlocks = 32;
 // Above half the chip kept spare, a cache gives away more than it keeps for little less wear.
 inline constexpr std::uint16_t kMaxOverprovisionPermille = 500;
 
+// The device RAM a cache gets unless told: a sixteenth of its capacity, from 4 MiB to 64 MiB.
+// Its mapping needs 4 bytes a 4 KiB page (1/1024 of the capacity) to hold every translation
+// entry, so the rest is write buffer; past 1 GiB the mapping cache works from a part of the map,
+// as an SSD's does. (A flat 64 MiB gave a 32 MiB cache twice its size in RAM.)
+std::uint64_t default_ram_budget_bytes(std::uint64_t capacity_bytes);
+
 struct FormatOptions {
   std::uint64_t capacity_bytes = 0;
   std::uint32_t page_size_bytes = Geometry::kDefaultPageSizeBytes;
@@ -48,7 +54,8 @@ struct FormatOptions {
   format::MappingScheme mapping = format::MappingScheme::cftl;
   format::GcPolicy gc = format::GcPolicy::dual_greedy;
   std::uint16_t overprovision_permille = 70;
-  std::uint64_t ram_budget_bytes = 64ULL << 20;  // device RAM (mapping cache, write buffer)
+  // Device RAM (mapping cache, write buffer); default_ram_budget_bytes(capacity_bytes) if unset.
+  std::optional<std::uint64_t> ram_budget_bytes;
   format::RamPolicy ram_policy = format::RamPolicy::tree;
   std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
   bool force = false;  // replace an existing cache or a partial one (only flashdir's own entries are removed)

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <system_error>
 
+#include <algorithm>
+
 #include "flashdir/cache_dir.h"
 #include "flashdir/catalog.h"
 #include "flashdir/file_io.h"
@@ -22,6 +24,10 @@ CacheDirPaths::CacheDirPaths(const fs::path& cache_dir)
       superblock(cache_dir / "superblock"),
       image(cache_dir / "nand.img"),
       catalog(cache_dir / "catalog") {}
+
+std::uint64_t default_ram_budget_bytes(std::uint64_t capacity_bytes) {
+  return std::clamp<std::uint64_t>(capacity_bytes / 16, 4ULL << 20, 64ULL << 20);
+}
 
 FtlOptions ftl_options(const format::Superblock& sb) {
   FtlOptions options;
@@ -122,7 +128,7 @@ Result<format::Superblock> format_locked_cache_dir(const TrustedDir& dir, const 
   sb.mapping_scheme = options.mapping;
   sb.gc_policy = options.gc;
   sb.overprovision_permille = options.overprovision_permille;
-  sb.ram_budget_bytes = options.ram_budget_bytes;
+  sb.ram_budget_bytes = options.ram_budget_bytes.value_or(default_ram_budget_bytes(options.capacity_bytes));
   sb.ram_policy = options.ram_policy;
   sb.static_mapping_percent = options.static_mapping_percent;
   sb.clean_shutdown = true;

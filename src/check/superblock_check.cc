@@ -88,7 +88,7 @@ Result<Rebuilt> from_image_header(const CacheDirPaths& paths, const format::Imag
   sb.mapping_scheme = defaults.mapping;
   sb.gc_policy = defaults.gc;
   sb.overprovision_permille = *permille;
-  sb.ram_budget_bytes = defaults.ram_budget_bytes;
+  sb.ram_budget_bytes = default_ram_budget_bytes(header.geometry.capacity_bytes());
   sb.ram_policy = defaults.ram_policy;
   sb.static_mapping_percent = defaults.static_mapping_percent;
   sb.created_unix_s = static_cast<std::uint64_t>(std::time(nullptr));

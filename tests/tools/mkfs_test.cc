@@ -53,6 +53,22 @@ TEST_CASE("mkfs takes the geometry options", "[tools]") {
   CHECK(read_superblock_file(CacheDirPaths(tmp / "c").superblock)->superblock.geometry.oob_size_bytes == 128);
 }
 
+TEST_CASE("mkfs gives a cache device RAM scaled with its size unless told, from 4M to 64M", "[tools]") {
+  TempDir tmp;
+  struct Case {
+    std::string args;
+    std::uint64_t ram;
+  };
+  for (const Case& c : {Case{"--size 32M", 4ULL << 20}, Case{"--size 256M --sparse", 16ULL << 20},
+                        Case{"--size 4G --sparse", 64ULL << 20}, Case{"--size 32M --ram 8M", 8ULL << 20}}) {
+    const auto dir = tmp / "c";
+    const auto made = mkfs(quoted(dir) + " --force " + c.args);
+    INFO(c.args << ": " << made.output);
+    REQUIRE(made.exit_code == 0);
+    CHECK(read_superblock_file(CacheDirPaths(dir).superblock)->superblock.ram_budget_bytes == c.ram);
+  }
+}
+
 TEST_CASE("mkfs refuses bad requests with a one-line reason", "[tools]") {
   TempDir tmp;
   const auto dir = quoted(tmp / "cache");
