@@ -13,6 +13,7 @@ Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
   const bool changed = file.changed_behind(*now);
   file.expected = *now;
   file.own_writes_unseen = false;
+  file.touched_since_open = true;
   if (!changed) return Status::ok();
   // Write-through and write-around: the backing file's size is the file's (the callers hold
   // the file lock). In write-back the engine's size stays its own: the flusher calls this
@@ -38,6 +39,7 @@ Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
   if (!now.is_ok()) return now.status();
   file.expected = *now;
   file.own_writes_unseen = false;
+  file.touched_since_open = true;
   return Status::ok();
 }
 

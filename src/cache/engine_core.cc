@@ -243,7 +243,10 @@ Status EngineCore::release(FileHandle handle) {
     FLASHDIR_TRY(check_alive());
     FLASHDIR_TRY(drop_stale(file.file_id));
   }
-  FLASHDIR_TRY(catalog_.update(file.file_id, file.path, *attributes));
+  // A file only read since the open that validated it, and unchanged: the catalog holds what
+  // it holds (no write, and no sync of the catalog's log, for a reader's close).
+  if (file.touched_since_open || !attributes->same_file_and_contents(file.expected))
+    FLASHDIR_TRY(catalog_.update(file.file_id, file.path, *attributes));
   return take_write_back_error(file);
 }
 
@@ -309,6 +312,7 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     std::lock_guard backing_lock(file.backing_mutex);
     file.size_bytes = std::max(file.size_bytes.load(), end);
     file.own_writes_unseen = true;
+    file.touched_since_open = true;
     return data.size();
   }
 
@@ -324,6 +328,7 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     std::lock_guard backing_lock(file.backing_mutex);
     file.size_bytes = new_size;
     file.own_writes_unseen = true;
+    file.touched_since_open = true;
   }
   const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
                      file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;

@@ -68,6 +68,10 @@ struct FileState {
   // their times unknown until the next stat, which takes them as the engine's own if the rest
   // is as the engine left it. Guarded by backing_mutex.
   bool own_writes_unseen = false;
+  // Whether the engine changed the backing file, or stat'ed it, since the open that validated it
+  // against the catalog: until then the catalog's record is `expected`, and a last release that
+  // finds the file as expected records nothing. Guarded by backing_mutex.
+  bool touched_since_open = false;
   // Whether `now` (the backing file stat'ed) shows a change made behind the engine since its
   // own last change. Its own writes not seen yet by a stat may have moved the times (to any
   // value) and leave the size the engine made. Backing_mutex held.

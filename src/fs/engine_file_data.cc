@@ -1,3 +1,4 @@
+#include "fs/backing_stat.h"
 #include "fs/engine_file_data.h"
 
 #include <fcntl.h>
@@ -232,14 +233,6 @@ SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(int caller_fd
   });
 }
 
-// The caller's descriptor stat'ed once for the daemon and the engine alike: statx, for the
-// birth time the engine's file identity needs.
-SysResult<struct statx> stat_of(int fd) {
-  struct statx st {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) != 0)
-    return last_errno();
-  return st;
-}
 
 }  // namespace
 
@@ -249,8 +242,7 @@ EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, Cache
 EngineFileData::~EngineFileData() = default;
 
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
-  auto st = stat_of(request.backing_fd.get());
-  if (!st.is_ok()) return Errno{st.error()};
+  const struct statx* st = &request.attributes;
   if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st->stx_mode) || st->stx_nlink > 1) {
     ++bypassed_opens_;
     return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
@@ -293,7 +285,9 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   const std::string proc_path = "/proc/self/fd/" + std::to_string(path_fd);
   UniqueFd fd(::open(proc_path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) return last_errno();
-  OpenRequest request{std::move(fd), O_WRONLY, relative_path};
+  auto attributes = statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME);
+  if (!attributes.is_ok()) return Errno{attributes.error()};
+  OpenRequest request{std::move(fd), *attributes, O_WRONLY, relative_path};
   auto file = open(std::move(request));
   if (!file.is_ok()) return Errno{file.error()};
   return (*file)->truncate(size_bytes);

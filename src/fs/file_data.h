@@ -76,6 +76,7 @@ class OpenFile {
 
 struct OpenRequest {
   UniqueFd backing_fd;        // opened on the backing file with the caller's flags
+  struct statx attributes {}; // of backing_fd, just after the open (STATX_BASIC_STATS | STATX_BTIME)
   int flags = 0;              // the caller's open flags
   std::string relative_path;  // path below the backing root, as /proc names the descriptor
   bool bypass_cache = false;  // another open of the inode bypasses the cache: this one must too

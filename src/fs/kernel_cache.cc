@@ -7,10 +7,8 @@
 
 namespace flashdir::fs {
 
-bool kernel_may_keep_cache(MountContext& context, Inode& inode, fuse_ino_t ino, int fd) {
+bool kernel_may_keep_cache(MountContext& context, Inode& inode, fuse_ino_t ino, const struct stat& st) {
   if (context.options.consistency == Consistency::strict) return false;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return false;
   if (!inode.unchanged_since_last_open(version_of(st))) {
     if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
     return false;

@@ -116,7 +116,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it
   // changed behind the mount (close-to-open, as for a file's pages).
   fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
-  fi->keep_cache = kernel_may_keep_cache(context, inode_of(context, ino), ino, dir_fd) ? 1 : 0;
+  struct stat st {};
+  fi->keep_cache = ::fstat(dir_fd, &st) == 0 && kernel_may_keep_cache(context, inode_of(context, ino), ino, st) ? 1 : 0;
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }

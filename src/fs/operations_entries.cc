@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "fs/backing_stat.h"
 #include "fs/credentials.h"
 #include "fs/operations.h"
 
@@ -24,29 +25,13 @@ bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-
 // The attributes of the object `fd` refers to as the backing's kernel has them now, without
 // asking the backing file system again (AT_STATX_DONT_SYNC): for an object just stat'ed by
 // name, or just looked up by the open that made `fd`.
 SysResult<struct stat> attributes_just_fetched(int fd) {
-  struct statx stx {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx) != 0)
-    return last_errno();
-  struct stat st {};
-  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-  st.st_ino = stx.stx_ino;
-  st.st_mode = stx.stx_mode;
-  st.st_nlink = stx.stx_nlink;
-  st.st_uid = stx.stx_uid;
-  st.st_gid = stx.stx_gid;
-  st.st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
-  st.st_size = static_cast<off_t>(stx.stx_size);
-  st.st_blksize = stx.stx_blksize;
-  st.st_blocks = static_cast<blkcnt_t>(stx.stx_blocks);
-  st.st_atim = {stx.stx_atime.tv_sec, stx.stx_atime.tv_nsec};
-  st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
-  st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
-  return st;
+  auto stx = statx_of(fd, STATX_BASIC_STATS, AT_STATX_DONT_SYNC);
+  if (!stx.is_ok()) return Errno{stx.error()};
+  return stat_from_statx(*stx);
 }
 
 // Looks `name` up in `parent` and records one kernel lookup; the errno if it fails. A stat by

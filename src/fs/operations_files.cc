@@ -10,6 +10,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "fs/backing_stat.h"
 #include "fs/credentials.h"
 #include "fs/kernel_cache.h"
 #include "fs/operations.h"
@@ -27,13 +28,14 @@ int backing_flags(int flags) {
   return (flags & ~(O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY)) | O_NOFOLLOW | O_CLOEXEC;
 }
 
-// Close-to-open for the kernel's pages of the file (kernel_cache.h). An O_DIRECT open gets no
+// Close-to-open for the kernel's pages of the file (kernel_cache.h), `st` the backing file as
+// the open left it. An O_DIRECT open gets no
 // direct_io: the kernel's own O_DIRECT path (fuse_direct_IO) already sends that descriptor's
 // reads and writes to the daemon whatever their alignment, writes back the page cache's dirty
 // pages of a range before reading it and drops them after writing it, and leaves mmap alone,
 // where a direct_io handle refuses a shared map (ENODEV: libfuse 3.14 cannot allow one).
-void set_handle_flags(MountContext& context, Inode& inode, int backing_fd, fuse_file_info* fi, fuse_ino_t ino) {
-  fi->keep_cache = kernel_may_keep_cache(context, inode, ino, backing_fd) ? 1 : 0;
+void set_handle_flags(MountContext& context, Inode& inode, const struct stat& st, fuse_file_info* fi, fuse_ino_t ino) {
+  fi->keep_cache = kernel_may_keep_cache(context, inode, ino, st) ? 1 : 0;
 }
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
@@ -51,6 +53,12 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
                  Reply reply) {
   OpenRequest request;
   request.relative_path = relative_path_of(context, fd.get());
+  // One stat of the open file serves the data path and the kernel's cache (a round trip less on
+  // a network store), unless this open changes the file below.
+  auto attributes = statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME);
+  if (!attributes.is_ok()) return reply_error(req, attributes.error());
+  request.attributes = *attributes;
+  struct stat st = stat_from_statx(*attributes);
   request.backing_fd = std::move(fd);
   request.flags = fi->flags;
   // One data path per inode: an open beside one that bypasses the cache bypasses it too, and
@@ -59,14 +67,17 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   request.bypass_cache = other_open(inode, nullptr, true);
   auto file = context.data->open(std::move(request));
   if (!file.is_ok()) return reply_error(req, file.error());
+  bool changed = (fi->flags & O_TRUNC) != 0;
   if ((*file)->bypasses_cache() && other_open(inode, nullptr, false)) {
     if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
+    changed = true;  // the other opens' pages went back into the file
     // Their pages went back into a file this open(2) had emptied.
     if ((fi->flags & O_TRUNC) != 0) {
       if (auto emptied = (*file)->truncate(0); !emptied.is_ok()) return reply_error(req, emptied.error());
     }
   }
-  set_handle_flags(context, inode, (*file)->backing_fd(), fi, ino);
+  if (changed && ::fstat((*file)->backing_fd(), &st) != 0) return reply_error(req, errno);
+  set_handle_flags(context, inode, st, fi, ino);
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
