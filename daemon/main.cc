@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "flashdir/command_line.h"
 #include "fs/daemon.h"
 #include "fs/mount_options.h"
@@ -48,6 +51,14 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          atime flags as with mount(8) (default relatime; lazytime: no effect)
 )";
 
+// A number above 0 (CLI11's own PositiveNumber quotes the largest double in its message).
+std::string positive(std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value > 0)) return fmt::format("{} is not a number above 0", text);
+  return {};
+}
+
 // `flashdir stats`: its options, on the subcommand `stats`.
 void add_stats_options(CLI::App& stats, flashdir::stats::StatsCommand& command) {
   stats.add_option("MOUNT", command.mount, "A flashdir mount point")->required();
@@ -56,10 +67,10 @@ void add_stats_options(CLI::App& stats, flashdir::stats::StatsCommand& command) 
   auto* interval = stats.add_option("--interval", command.interval_seconds,
                                     "Print the rates over each interval of SECONDS (like iostat), until interrupted")
                        ->type_name("SECONDS")
-                       ->check(CLI::PositiveNumber);
+                       ->check(CLI::Validator(positive, "", "positive"));
   stats.add_option("--count", command.count, "With --interval: stop after COUNT lines")
       ->type_name("COUNT")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(positive, "", "positive"))
       ->needs(interval);
   auto* reset = stats.add_flag("--reset", command.reset,
                                "Zero the mount's counters for every reader (not the fill, dirty pages or restart report)");

@@ -55,10 +55,13 @@ std::string percent(std::uint64_t part, std::uint64_t whole) {
 std::string duration(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.0f} µs", seconds * 1e6);
   if (seconds < 1.0) return fmt::format("{:.0f} ms", seconds * 1e3);
-  if (seconds < 60.0) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 60.0) return fmt::format("{:.{}f} s", seconds, seconds == std::round(seconds) ? 0 : 1);
   const auto whole = static_cast<std::uint64_t>(std::llround(seconds));
-  if (whole < 3600) return fmt::format("{} min {} s", whole / 60, whole % 60);
-  return fmt::format("{} h {} min", whole / 3600, whole % 3600 / 60);
+  const auto two_units = [](std::uint64_t big, const char* big_unit, std::uint64_t small, const char* small_unit) {
+    return small == 0 ? fmt::format("{} {}", big, big_unit) : fmt::format("{} {} {} {}", big, big_unit, small, small_unit);
+  };
+  if (whole < 3600) return two_units(whole / 60, "min", whole % 60, "s");
+  return two_units(whole / 3600, "h", whole % 3600 / 60, "min");
 }
 
 std::string bytes(std::uint64_t n) { return format_size(n); }

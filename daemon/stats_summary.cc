@@ -26,8 +26,9 @@ void reads(std::string& out, const Json& s) {
   const std::uint64_t misses = count(s, "cache", "read_miss_pages");
   line(out, "Read", fmt::format("{} in {}", bytes(count(s, "data", "read_bytes")),
                                 plural(count(s, "data", "read_requests"), "request")));
-  line(out, "  hit ratio", fmt::format("{} of the pages looked up in the cache ({} of {})", percent(hits, hits + misses),
-                                       hits, hits + misses));
+  line(out, "  hit ratio", hits + misses == 0 ? std::string("- (nothing read through the cache)")
+                                              : fmt::format("{} of the pages looked up in the cache ({} of {})",
+                                                            percent(hits, hits + misses), hits, hits + misses));
   line(out, "  from the cache", bytes(cache_bytes(s, "read_hit_pages")));
   std::string backing = fmt::format("{} missed", bytes(cache_bytes(s, "read_miss_pages")));
   if (const std::uint64_t ahead = cache_bytes(s, "read_ahead_pages"); ahead != 0)
