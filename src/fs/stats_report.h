@@ -1,6 +1,6 @@
 // What `MOUNT/.flashdir/stats` shows: sections of named values, rendered as an aligned table
-// for people and as JSON for scripts (`flashdir stats MOUNT [--json]`). The daemon's request
-// counters live here too. No libfuse here.
+// (`flashdir stats MOUNT --all`) and as JSON (`--json`, from which the command computes its
+// summary: daemon/stats_summary.h). The daemon's request counters live here too. No libfuse here.
 #pragma once
 
 #include <array>
