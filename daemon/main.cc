@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <cstdlib>
+#include <string>
 
 #include "flashdir/command_line.h"
 #include "fs/daemon.h"
 #include "fs/mount_options.h"
+#include "stats_command.h"
 
 namespace {
 
@@ -51,24 +51,40 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          atime flags as with mount(8) (default relatime; lazytime: no effect)
 )";
 
-int print_stats(const std::string& mount, bool json) {
-  const std::string path = fmt::format("{}/.flashdir/{}", mount, json ? "stats.json" : "stats");
-  std::ifstream in(path);
-  if (!in) {
-    fmt::print(stderr, "{}: {} is not a flashdir mount (cannot read {})\n", kTool, mount, path);
-    return 1;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  fmt::print("{}", text.str());
-  return 0;
+// A number above 0 (CLI11's own PositiveNumber quotes the largest double in its message).
+std::string positive(std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value > 0)) return fmt::format("{} is not a number above 0", text);
+  return {};
+}
+
+// `flashdir stats`: its options, on the subcommand `stats`.
+void add_stats_options(CLI::App& stats, flashdir::stats::StatsCommand& command) {
+  stats.add_option("MOUNT", command.mount, "A flashdir mount point")->required();
+  auto* all = stats.add_flag("--all", command.all, "Print every counter (raw, in pages and nanoseconds)");
+  auto* json = stats.add_flag("--json", command.json, "Print every counter as JSON");
+  auto* interval = stats.add_option("--interval", command.interval_seconds,
+                                    "Print the rates over each interval of SECONDS (like iostat), until interrupted")
+                       ->type_name("SECONDS")
+                       ->check(CLI::Validator(positive, "", "positive"));
+  stats.add_option("--count", command.count, "With --interval: stop after COUNT lines")
+      ->type_name("COUNT")
+      ->check(CLI::Validator(positive, "", "positive"))
+      ->needs(interval);
+  auto* reset = stats.add_flag("--reset", command.reset,
+                               "Zero the mount's counters for every reader (not the fill, dirty pages or restart report)");
+  all->excludes(json, interval, reset);
+  json->excludes(interval, reset);
+  interval->excludes(reset);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"flashdir: mounts BACKING at MOUNTPOINT as a cached directory whose cache is a simulated NAND "
-               "flash device.\nUsage: flashdir [-o OPTIONS] BACKING MOUNTPOINT | flashdir stats MOUNT [--json]",
+               "flash device.\nUsage: flashdir [-o OPTIONS] BACKING MOUNTPOINT | flashdir stats MOUNT [--all | --json | "
+               "--interval SECONDS [--count N] | --reset]",
                kTool};
   app.footer(kOptionsHelp);
   app.set_version_flag("--version", fmt::format("flashdir {}", FLASHDIR_VERSION));
@@ -79,14 +95,14 @@ int main(int argc, char** argv) {
   app.add_option("BACKING", backing, "The directory to cache");
   app.add_option("MOUNTPOINT", mountpoint, "Where the cached directory appears");
 
-  auto* stats = app.add_subcommand("stats", "Prints a mount's statistics (hits, misses, chip counters, ...)");
-  std::string stats_mount;
-  bool stats_json = false;
-  stats->add_option("MOUNT", stats_mount, "A flashdir mount point")->required();
-  stats->add_flag("--json", stats_json, "Print JSON instead of a table");
+  auto* stats = app.add_subcommand("stats", "Prints a mount's statistics: a summary in human units (hit ratio, bytes "
+                                            "from the cache and the backing, fill, dirty, bypassed, write "
+                                            "amplification, restart report), or every counter");
+  flashdir::stats::StatsCommand stats_command;
+  add_stats_options(*stats, stats_command);
 
   if (auto stop = flashdir::parse_command_line(app, argc, argv, kTool, kExitUsage)) return *stop;
-  if (stats->parsed()) return print_stats(stats_mount, stats_json);
+  if (stats->parsed()) return flashdir::stats::run_stats_command(stats_command);
   if (backing.empty() || mountpoint.empty()) {
     fmt::print(stderr, "{}: need BACKING and MOUNTPOINT (see {} --help)\n", kTool, kTool);
     return kExitUsage;

@@ -1,7 +1,8 @@
-// The hidden control directory MOUNT/.flashdir: `stats` (a table) and `stats.json`. It is
-// found by name only (readdir of the root does not list it), read-only, private to the daemon's
-// user (and root) on a mount other users may use, and shadows a backing entry of the same name
-// at the root, which no change through the mount reaches (doc/daemon.md).
+// The hidden control directory MOUNT/.flashdir: `stats` (a table), `stats.json`, and `reset`
+// (write-only: opening it for writing zeroes the counters). It is found by name only (readdir
+// of the root does not list it), cannot be changed, is private to the daemon's user (and root)
+// on a mount other users may use, and shadows a backing entry of the same name at the root,
+// which no change through the mount reaches (doc/daemon.md).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -20,7 +21,8 @@ struct ControlEntry {
   fuse_ino_t ino;
   const char* name;
 };
-constexpr std::array<ControlEntry, 2> kControlFiles = {{{kStatsFileIno, "stats"}, {kStatsJsonFileIno, "stats.json"}}};
+constexpr std::array<ControlEntry, 3> kControlFiles = {
+    {{kStatsFileIno, "stats"}, {kStatsJsonFileIno, "stats.json"}, {kResetFileIno, "reset"}}};
 
 struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   struct stat st {};
@@ -32,6 +34,9 @@ struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   if (ino == kControlDirIno) {
     st.st_mode = S_IFDIR | 0500;
     st.st_nlink = 2;
+  } else if (ino == kResetFileIno) {
+    st.st_mode = S_IFREG | 0200;
+    st.st_nlink = 1;
   } else {
     st.st_mode = S_IFREG | 0400;
     st.st_nlink = 1;
@@ -81,11 +86,24 @@ bool control_getattr(fuse_req_t req, fuse_ino_t ino) {
 
 bool control_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!is_control_ino(ino)) return false;
+  MountContext& context = context_of(req);
+  if (ino == kResetFileIno) {
+    // The reset happens at the open, so that `: > reset` does it as well as `echo 1 > reset`
+    // (O_TRUNC is allowed: there is nothing to truncate). What is written is ignored.
+    if ((fi->flags & O_ACCMODE) != O_WRONLY) {
+      fuse_reply_err(req, EACCES);
+      return true;
+    }
+    reset_counters(context);
+    fi->fh = 0;
+    fi->direct_io = 1;
+    fuse_reply_open(req, fi);
+    return true;
+  }
   if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC) != 0) {
     fuse_reply_err(req, EACCES);
     return true;
   }
-  MountContext& context = context_of(req);
   const auto sections = collect_stats(context);
   // The text is taken once at open, so that reads in pieces see one consistent snapshot.
   auto snapshot = std::make_unique<std::string>(ino == kStatsJsonFileIno ? render_json(sections) : render_table(sections));
@@ -107,9 +125,15 @@ bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fus
   return true;
 }
 
+bool control_write(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  if (!is_control_ino(ino)) return false;
+  fuse_reply_write(req, size);  // only `reset` opens for writing, and its open did the work
+  return true;
+}
+
 bool control_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!is_control_ino(ino)) return false;
-  if (ino != kControlDirIno) delete reinterpret_cast<std::string*>(fi->fh);
+  if (ino == kStatsFileIno || ino == kStatsJsonFileIno) delete reinterpret_cast<std::string*>(fi->fh);
   fuse_reply_err(req, 0);
   return true;
 }

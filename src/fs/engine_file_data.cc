@@ -320,6 +320,8 @@ std::vector<StatsSection> EngineFileData::stats() const {
   supervisor_.inspect([&](cache::MountedCache& cache) {
     // The engine's figures keep their JSON types (numbers stay numbers in stats.json).
     StatsSection section{"cache", {}};
+    // What turns the page counts below into bytes.
+    section.rows.emplace_back("page_size_bytes", std::uint64_t{cache.ftl().page_size_bytes()});
     const cache::EngineStats stats = cache.engine().stats();
     const auto figures = nlohmann::ordered_json::parse(cache::stats_json(stats));
     for (auto it = figures.begin(); it != figures.end(); ++it) {

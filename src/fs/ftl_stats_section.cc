@@ -24,6 +24,8 @@ StatsSection ftl_stats_section(const FtlStats& s) {
                           {"ram_buffer_bytes", s.ram_buffer_bytes},
                           {"ram_peak_mapping_bytes", s.ram_peak_mapping_bytes},
                           {"ram_peak_buffer_bytes", s.ram_peak_buffer_bytes},
+                          {"mapping_lookups", s.mapping_lookups},
+                          {"mapping_hits", s.mapping_hits},
                           {"mapping_hit_ratio", FtlStats::ratio(s.mapping_hits, s.mapping_lookups)},
                           {"checkpoints", s.checkpoints},
                           {"free_blocks", s.free_blocks},

@@ -37,7 +37,7 @@ fuse_ino_t ino_of(MountContext& context, Inode& inode) {
 }
 
 bool is_control_ino(fuse_ino_t ino) {
-  return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno;
+  return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno || ino == kResetFileIno;
 }
 
 Caller caller_of(fuse_req_t req) {
@@ -79,7 +79,10 @@ std::string relative_path_of(const MountContext& context, int fd) {
   return {};
 }
 
-std::vector<StatsSection> collect_stats(MountContext& context) {
+namespace {
+
+// The counters as kept, since the mount.
+std::vector<StatsSection> raw_stats(MountContext& context) {
   std::vector<StatsSection> sections;
   const auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - context.started).count();
   StatsSection mount{"mount", {}};
@@ -108,5 +111,15 @@ std::vector<StatsSection> collect_stats(MountContext& context) {
   for (auto& section : context.data->stats()) sections.push_back(std::move(section));
   return sections;
 }
+
+}  // namespace
+
+std::vector<StatsSection> collect_stats(MountContext& context) {
+  std::vector<StatsSection> sections = raw_stats(context);
+  context.counters_baseline.apply(sections);
+  return sections;
+}
+
+void reset_counters(MountContext& context) { context.counters_baseline.reset(raw_stats(context)); }
 
 }  // namespace flashdir::fs

@@ -17,6 +17,7 @@
 #include "fs/inode_table.h"
 #include "fs/mount_options.h"
 #include "fs/open_handles.h"
+#include "fs/stats_baseline.h"
 #include "fs/stats_report.h"
 
 namespace flashdir::fs {
@@ -26,6 +27,7 @@ namespace flashdir::fs {
 inline constexpr fuse_ino_t kControlDirIno = 2;
 inline constexpr fuse_ino_t kStatsFileIno = 3;
 inline constexpr fuse_ino_t kStatsJsonFileIno = 4;
+inline constexpr fuse_ino_t kResetFileIno = 5;
 inline constexpr const char* kControlDirName = ".flashdir";
 
 struct MountContext {
@@ -35,6 +37,7 @@ struct MountContext {
   std::unique_ptr<InodeTable> inodes;
   std::unique_ptr<FileData> data;
   OpCounters counters;
+  StatsBaseline counters_baseline;  // what `.flashdir/reset` zeroed
   OpenHandles<OpenFile> files;  // declared after `data`: destroyed before it
   OpenHandles<DirHandle> dirs;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -81,7 +84,10 @@ std::string proc_path(int fd);
 // umask is 0.
 mode_t creation_mode(int parent_fd, mode_t mode, mode_t umask);
 
-// The sections of the stats file (also used by the control-file operations).
+// The sections of the stats file (also used by the control-file operations), counters since
+// the last reset.
 std::vector<StatsSection> collect_stats(MountContext& context);
+// Zeroes the cumulative counters as collect_stats shows them (stats_baseline.h).
+void reset_counters(MountContext& context);
 
 }  // namespace flashdir::fs

@@ -60,6 +60,7 @@ bool control_lookup(fuse_req_t req, fuse_ino_t parent, const char* name);
 bool control_getattr(fuse_req_t req, fuse_ino_t ino);
 bool control_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi);
+bool control_write(fuse_req_t req, fuse_ino_t ino, size_t size);
 bool control_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 bool control_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 bool control_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, bool plus);

@@ -203,13 +203,14 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   reading.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
   note_access(context, file);
-  context.counters.add_read_bytes(*n);
+  context.counters.count_file_read(*n, file.bypasses_cache());
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
   MountContext& context = context_of(req);
   context.counters.count(Op::write);
+  if (control_write(req, ino, size)) return;
   Inode& inode = inode_of(context, ino);
   OpenFile& file = open_file(fi);
   std::unique_lock writing(inode.data_lock());
@@ -220,7 +221,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   writing.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
   if (file.defers_writes()) inode.note_deferred_write(realtime_ns());
-  context.counters.add_written_bytes(*n);
+  context.counters.count_file_write(*n, file.bypasses_cache());
   fuse_reply_write(req, *n);
 }
 
@@ -302,8 +303,8 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
   }
   note_access(context, open_file(fi_in));  // the source was read, as copy_file_range(2) reads it
   if (copied != 0 && open_file(fi_out).defers_writes()) inode_of(context, ino_out).note_deferred_write(realtime_ns());
-  context.counters.add_read_bytes(copied);
-  context.counters.add_written_bytes(copied);
+  context.counters.count_file_read(copied, open_file(fi_in).bypasses_cache());
+  context.counters.count_file_write(copied, open_file(fi_out).bypasses_cache());
   fuse_reply_write(req, copied);
 }
 

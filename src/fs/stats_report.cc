@@ -48,6 +48,18 @@ std::string render_json(const std::vector<StatsSection>& sections) {
   return root.dump(2) + "\n";
 }
 
+void OpCounters::count_file_read(std::uint64_t bytes, bool pass_through) {
+  read_requests_.fetch_add(1, std::memory_order_relaxed);
+  read_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (pass_through) pass_through_read_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void OpCounters::count_file_write(std::uint64_t bytes, bool pass_through) {
+  write_requests_.fetch_add(1, std::memory_order_relaxed);
+  written_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (pass_through) pass_through_written_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 std::vector<StatsSection> OpCounters::sections() const {
   StatsSection requests{"requests", {}};
   for (std::size_t i = 0; i < kOpCount; ++i) {
@@ -55,8 +67,12 @@ std::vector<StatsSection> OpCounters::sections() const {
     if (n != 0) requests.rows.emplace_back(kOpNames[i], n);
   }
   StatsSection data{"data", {}};
+  data.rows.emplace_back("read_requests", read_requests_.load(std::memory_order_relaxed));
   data.rows.emplace_back("read_bytes", read_bytes_.load(std::memory_order_relaxed));
+  data.rows.emplace_back("pass_through_read_bytes", pass_through_read_bytes_.load(std::memory_order_relaxed));
+  data.rows.emplace_back("write_requests", write_requests_.load(std::memory_order_relaxed));
   data.rows.emplace_back("written_bytes", written_bytes_.load(std::memory_order_relaxed));
+  data.rows.emplace_back("pass_through_written_bytes", pass_through_written_bytes_.load(std::memory_order_relaxed));
   data.rows.emplace_back("errors", errors_.load(std::memory_order_relaxed));
   data.rows.emplace_back("capability_xattr_from_memory", capability_from_memory_.load(std::memory_order_relaxed));
   return {std::move(requests), std::move(data)};

@@ -1,6 +1,6 @@
 // What `MOUNT/.flashdir/stats` shows: sections of named values, rendered as an aligned table
-// for people and as JSON for scripts (`flashdir stats MOUNT [--json]`). The daemon's request
-// counters live here too. No libfuse here.
+// (`flashdir stats MOUNT --all`) and as JSON (`--json`, from which the command computes its
+// summary: daemon/stats_summary.h). The daemon's request counters live here too. No libfuse here.
 #pragma once
 
 #include <array>
@@ -39,17 +39,23 @@ class OpCounters {
   void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
   // getxattr(security.capability) answered without asking the backing (see operations_xattr.cc).
   void count_capability_from_memory() { capability_from_memory_.fetch_add(1, std::memory_order_relaxed); }
-  void add_read_bytes(std::uint64_t n) { read_bytes_.fetch_add(n, std::memory_order_relaxed); }
-  void add_written_bytes(std::uint64_t n) { written_bytes_.fetch_add(n, std::memory_order_relaxed); }
-  // "requests" (every op with a non-zero count) and "data" (bytes, errors).
+  // A read or write of a regular file's data (the control files' are not counted), and whether
+  // it went straight to the backing file, through no cache (`pass_through`).
+  void count_file_read(std::uint64_t bytes, bool pass_through);
+  void count_file_write(std::uint64_t bytes, bool pass_through);
+  // "requests" (every op with a non-zero count) and "data" (reads, writes, bytes, errors).
   std::vector<StatsSection> sections() const;
 
  private:
   std::array<std::atomic<std::uint64_t>, kOpCount> ops_{};
   std::atomic<std::uint64_t> errors_{0};
   std::atomic<std::uint64_t> capability_from_memory_{0};
+  std::atomic<std::uint64_t> read_requests_{0};
   std::atomic<std::uint64_t> read_bytes_{0};
+  std::atomic<std::uint64_t> pass_through_read_bytes_{0};
+  std::atomic<std::uint64_t> write_requests_{0};
   std::atomic<std::uint64_t> written_bytes_{0};
+  std::atomic<std::uint64_t> pass_through_written_bytes_{0};
 };
 
 }  // namespace flashdir::fs

@@ -13,7 +13,8 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   counters.count(Op::read);
   counters.count(Op::read);
   counters.count(Op::lookup);
-  counters.add_read_bytes(8192);
+  counters.count_file_read(8192, false);
+  counters.count_file_read(100, true);
   auto sections = counters.sections();
   sections.push_back(StatsSection{"cache", {{"hit_ratio", 0.5}, {"mode", std::string("writeback")}, {"clean", true}}});
 
@@ -27,7 +28,9 @@ TEST_CASE("stats render as an aligned table and as ordered JSON") {
   const auto json = nlohmann::ordered_json::parse(render_json(sections));
   CHECK(json["requests"]["read"] == 2);
   CHECK(json["requests"]["lookup"] == 1);
-  CHECK(json["data"]["read_bytes"] == 8192);
+  CHECK(json["data"]["read_requests"] == 2);
+  CHECK(json["data"]["read_bytes"] == 8292);
+  CHECK(json["data"]["pass_through_read_bytes"] == 100);
   CHECK(json["cache"]["hit_ratio"] == 0.5);
   CHECK(json["cache"]["mode"] == "writeback");
   CHECK(json["cache"]["clean"] == true);

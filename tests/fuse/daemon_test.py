@@ -415,9 +415,11 @@ def stats_command(check, top):
     backing, mnt = f"{top}/b", f"{top}/m"
     with harness.Mount(backing, mnt, f"{top}/cache"):
         os.listdir(mnt)
-        table = flashdir("stats", mnt)
+        summary = flashdir("stats", mnt)
+        table = flashdir("stats", mnt, "--all")
         data = flashdir("stats", mnt, "--json")
-        check.check(table.returncode == 0 and "requests" in table.stdout and "lookup" in table.stdout, "stats table")
+        check.check(summary.returncode == 0 and "hit ratio" in summary.stdout, "stats summary")
+        check.check(table.returncode == 0 and "requests" in table.stdout and "lookup" in table.stdout, "stats --all table")
         parsed = json.loads(data.stdout) if data.returncode == 0 else {}
         check.check(parsed.get("mount", {}).get("backing") == os.path.realpath(backing), "stats --json names the backing")
     result = flashdir("stats", top)

@@ -497,8 +497,9 @@ def run_as_nobody(steps, plain, mounted):
 def control_dir_private(check, mountpoint):
     """On a mount other users may use, .flashdir is the mounting user's and root's: its stats name
     the backing and cache paths and count everyone's requests."""
-    modes = [oct(stat.S_IMODE(os.stat(f"{mountpoint}/.flashdir{name}").st_mode)) for name in ("", "/stats", "/stats.json")]
-    check.check(modes == ["0o500", "0o400", "0o400"], f".flashdir is 0500, its files 0400: {modes}")
+    modes = [oct(stat.S_IMODE(os.stat(f"{mountpoint}/.flashdir{name}").st_mode))
+             for name in ("", "/stats", "/stats.json", "/reset")]
+    check.check(modes == ["0o500", "0o400", "0o400", "0o200"], f".flashdir is 0500, its stats 0400, reset 0200: {modes}")
     steps = [("read stats", lambda r: read_all(f"{r}/.flashdir/stats")),
              ("read stats.json", lambda r: read_all(f"{r}/.flashdir/stats.json")),
              ("list .flashdir", lambda r: os.listdir(f"{r}/.flashdir"))]
