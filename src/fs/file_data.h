@@ -69,6 +69,8 @@ class OpenFile {
   // True at the first call only: a caller's first read of each open marks the backing file's
   // access time (operations_files.cc).
   bool first_read() { return !read_.exchange(true, std::memory_order_relaxed); }
+  // The open found that a read would not move the access time: no first read marks it.
+  void access_time_unmoved() { read_.store(true, std::memory_order_relaxed); }
 
  private:
   std::atomic<bool> read_{false};

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""What a warm file costs the store behind flashdir, counted by slowstore (bench/slowstore) in
+calls, not timed: a reader's open whose reads the cache serves, of a file whose access time a
+read would not move (relatime), reads nothing from the store (tests/fuse/consistency_test.py
+checks that a read that would move it still does). Under consistency=strict, so that every
+read reaches the daemon. Exits 77 where /dev/fuse or root is missing."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "bench", "slowstore"))
+import harness  # noqa: E402
+from slowstore_mount import SlowstoreMount  # noqa: E402
+
+
+def calls_of(store, action):
+    before = store.counts()["calls"]
+    action()
+    after = store.counts()["calls"]
+    return {kind: after.get(kind, 0) - before.get(kind, 0) for kind in after if after.get(kind, 0) != before.get(kind, 0)}
+
+
+def warm_reader_reads_nothing_from_the_store(check, top):
+    backing, slow, mnt = f"{top}/b", f"{top}/s", f"{top}/m"
+    os.makedirs(slow)
+    data = os.urandom(256 << 10)
+    with open(f"{backing}/f", "wb") as f:
+        f.write(data)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, f"{top}/c", "consistency=strict"):
+            first = calls_of(store, lambda: check.check(harness.read_all(f"{mnt}/f") == data, "the first read reads it"))
+            check.check(first.get("read", 0) >= 1, f"the first read reached the store ({first})")
+            # The second open's first read marks the access time (relatime: it is not past the
+            # modification time yet; the first one may have been answered by the store mount's
+            # page cache, which the engine's own read had just filled, and moved nothing).
+            harness.read_all(f"{mnt}/f")
+            warm = calls_of(store, lambda: check.check(harness.read_all(f"{mnt}/f") == data, "a warm read reads it"))
+            check.check(warm.get("read", 0) == 0,
+                        f"a warm open's reads, all hits, read nothing from the store: its access time is past its "
+                        f"modification already ({warm})")
+
+
+def main():
+    harness.require_fuse()
+    binary = os.environ.get("SLOWSTORE")
+    if not binary or not os.access(binary, os.X_OK):
+        sys.exit("SLOWSTORE must name the slowstore binary")
+    sys.exit(harness.run_parts("slow_backing_calls", [warm_reader_reads_nothing_from_the_store]))
+
+
+if __name__ == "__main__":
+    main()
