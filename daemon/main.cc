@@ -46,6 +46,8 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
   defaults, auto, noauto, user, nouser, users, owner, _netdev, nofail, x-*      fstab words, accepted
   foreground             stay in the foreground (log to stderr)
   debug                  log every request (implies foreground)
+  power_cut_control      MOUNT/.flashdir/power_cut: opened for writing, the simulated chip loses
+                         power at its next program, tearing that page (demos, tests; off by default)
   rw, ro, nosuid, nodev, noexec, sync, ...      generic mount flags, handed to the kernel
   noatime, atime, relatime, norelatime, strictatime (root only), lazytime, nolazytime
                          atime flags as with mount(8) (default relatime; lazytime: no effect)

@@ -3,6 +3,7 @@
 // FTL, the catalog and the engine; closed in the reverse order with the clean flag last.
 #include <spdlog/spdlog.h>
 
+#include "flashdir/nand/faulty_chip.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/clock.h"
@@ -68,6 +69,7 @@ struct MountedCache::Parts {
   SimClock clock;
   std::unique_ptr<SimulatedChip> chip;
   std::unique_ptr<RealTimeChip> real_time_chip;  // ChipTiming::real_time: wraps `chip`
+  std::unique_ptr<FaultyChip> faulty_chip;       // ChipFaults::cut_on_request: wraps the above
   std::unique_ptr<Ftl> ftl;
   std::unique_ptr<Catalog> catalog;
   std::unique_ptr<LostFound> lost_found;
@@ -81,7 +83,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
                                                          std::unique_ptr<BackingStore> backing,
                                                          const EngineOptions& options,
                                                          std::optional<FtlOptions> ftl_choice,
-                                                         ChipTiming timing) {
+                                                         ChipTiming timing, ChipFaults faults) {
   auto parts = std::make_unique<Parts>(cache_dir);
   parts->backing = std::move(backing);
   auto sb = read_superblock_file(parts->paths.superblock);
@@ -106,6 +108,12 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
     parts->real_time_chip = std::make_unique<RealTimeChip>(*parts->chip, parts->clock);
     chip = parts->real_time_chip.get();
   }
+  if (faults == ChipFaults::cut_on_request) {
+    FaultPlan plan;
+    plan.in_flight = InFlight::torn;
+    parts->faulty_chip = std::make_unique<FaultyChip>(*chip, plan);
+    chip = parts->faulty_chip.get();
+  }
   auto ftl = Ftl::open(*chip, parts->clock, ftl_choice.value_or(ftl_options(parts->superblock)));
   if (!ftl.is_ok()) return ftl.status();
   parts->ftl = std::move(ftl.value());
@@ -127,6 +135,14 @@ MountedCache::~MountedCache() {
 }
 
 Ftl& MountedCache::ftl() { return *parts_->ftl; }
+
+Status MountedCache::cut_power_at_next_program() {
+  if (parts_->faulty_chip == nullptr)
+    return Status::invalid_argument("the cache was opened without power_cut_control");
+  spdlog::warn("power_cut_control: the chip loses power at its next program");
+  parts_->faulty_chip->cut_at_next_program();
+  return Status::ok();
+}
 
 Status MountedCache::close() {
   parts_->closed = true;

@@ -1,5 +1,7 @@
-// The hidden control directory MOUNT/.flashdir: `stats` (a table), `stats.json`, and `reset`
-// (write-only: opening it for writing zeroes the counters). It is found by name only (readdir
+// The hidden control directory MOUNT/.flashdir: `stats` (a table), `stats.json`, `reset`
+// (write-only: opening it for writing zeroes the counters), and with the mount option
+// power_cut_control `power_cut` (write-only: opening it for writing makes the cache's chip lose
+// power at its next program). It is found by name only (readdir
 // of the root does not list it), cannot be changed, is private to the daemon's user (and root)
 // on a mount other users may use, and shadows a backing entry of the same name at the root,
 // which no change through the mount reaches (doc/daemon.md).
@@ -21,8 +23,12 @@ struct ControlEntry {
   fuse_ino_t ino;
   const char* name;
 };
-constexpr std::array<ControlEntry, 3> kControlFiles = {
-    {{kStatsFileIno, "stats"}, {kStatsJsonFileIno, "stats.json"}, {kResetFileIno, "reset"}}};
+constexpr std::array<ControlEntry, 4> kControlFiles = {{{kStatsFileIno, "stats"},
+                                                        {kStatsJsonFileIno, "stats.json"},
+                                                        {kResetFileIno, "reset"},
+                                                        {kPowerCutFileIno, "power_cut"}}};
+
+bool write_only(fuse_ino_t ino) { return ino == kResetFileIno || ino == kPowerCutFileIno; }
 
 struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   struct stat st {};
@@ -34,7 +40,7 @@ struct stat control_attr(const MountContext& context, fuse_ino_t ino) {
   if (ino == kControlDirIno) {
     st.st_mode = S_IFDIR | 0500;
     st.st_nlink = 2;
-  } else if (ino == kResetFileIno) {
+  } else if (write_only(ino)) {
     st.st_mode = S_IFREG | 0200;
     st.st_nlink = 1;
   } else {
@@ -67,6 +73,7 @@ bool control_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   }
   if (parent != kControlDirIno) return false;
   for (const auto& file : kControlFiles) {
+    if (file.ino == kPowerCutFileIno && !context.options.power_cut_control) continue;
     if (std::strcmp(name, file.name) == 0) {
       const auto entry = control_entry(context, file.ino);
       fuse_reply_entry(req, &entry);
@@ -87,14 +94,19 @@ bool control_getattr(fuse_req_t req, fuse_ino_t ino) {
 bool control_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!is_control_ino(ino)) return false;
   MountContext& context = context_of(req);
-  if (ino == kResetFileIno) {
-    // The reset happens at the open, so that `: > reset` does it as well as `echo 1 > reset`
+  if (write_only(ino)) {
+    // The work happens at the open, so that `: > reset` does it as well as `echo 1 > reset`
     // (O_TRUNC is allowed: there is nothing to truncate). What is written is ignored.
     if ((fi->flags & O_ACCMODE) != O_WRONLY) {
       fuse_reply_err(req, EACCES);
       return true;
     }
-    reset_counters(context);
+    if (ino == kResetFileIno) {
+      reset_counters(context);
+    } else if (auto cut = context.data->cut_power(); !cut.is_ok()) {
+      fuse_reply_err(req, cut.error());
+      return true;
+    }
     fi->fh = 0;
     fi->direct_io = 1;
     fuse_reply_open(req, fi);
@@ -127,7 +139,7 @@ bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fus
 
 bool control_write(fuse_req_t req, fuse_ino_t ino, size_t size) {
   if (!is_control_ino(ino)) return false;
-  fuse_reply_write(req, size);  // only `reset` opens for writing, and its open did the work
+  fuse_reply_write(req, size);  // only `reset` and `power_cut` open for writing; their open did the work
   return true;
 }
 

@@ -228,7 +228,9 @@ Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& requ
                                            ftl_options_for(cache.superblock, request.options),
                                            request.options.nand_latency == NandLatencyMode::emulate
                                                ? cache::ChipTiming::real_time
-                                               : cache::ChipTiming::simulated);
+                                               : cache::ChipTiming::simulated,
+                                           request.options.power_cut_control ? cache::ChipFaults::cut_on_request
+                                                                             : cache::ChipFaults::none);
   if (!mounted.is_ok())
     return mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string()));
   const auto restart = mounted.value()->engine().stats().restart;

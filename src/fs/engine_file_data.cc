@@ -280,6 +280,13 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open_around_stopped_cache(
   return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
 }
 
+SysResult<bool> EngineFileData::cut_power() {
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr) return Errno{EIO};
+  if (Status s = cache->cut_power_at_next_program(); !s.is_ok()) return errno_for(s);
+  return true;
+}
+
 SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string& relative_path,
                                                    std::uint64_t size_bytes) {
   const std::string proc_path = "/proc/self/fd/" + std::to_string(path_fd);

@@ -26,6 +26,7 @@ class EngineFileData final : public FileData {
   void unlinked(const std::string& relative_path) override;
   Status close() override;
   std::vector<StatsSection> stats() const override;
+  SysResult<bool> cut_power() override;
 
  private:
   // An open served from the backing file while the cache is stopped; EIO for a file whose

@@ -100,6 +100,9 @@ class FileData {
   virtual Status close() = 0;
   // The data path's part of the stats file (hits, misses, chip counters, ...).
   virtual std::vector<StatsSection> stats() const = 0;
+  // The cache's chip loses power at its next program (mount option power_cut_control); ENOTSUP
+  // for a data path without a cache, EIO for a cache already stopped.
+  virtual SysResult<bool> cut_power() { return Errno{ENOTSUP}; }
 };
 
 }  // namespace flashdir::fs

@@ -37,7 +37,8 @@ fuse_ino_t ino_of(MountContext& context, Inode& inode) {
 }
 
 bool is_control_ino(fuse_ino_t ino) {
-  return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno || ino == kResetFileIno;
+  return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno || ino == kResetFileIno ||
+         ino == kPowerCutFileIno;
 }
 
 Caller caller_of(fuse_req_t req) {

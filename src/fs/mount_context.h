@@ -28,6 +28,7 @@ inline constexpr fuse_ino_t kControlDirIno = 2;
 inline constexpr fuse_ino_t kStatsFileIno = 3;
 inline constexpr fuse_ino_t kStatsJsonFileIno = 4;
 inline constexpr fuse_ino_t kResetFileIno = 5;
+inline constexpr fuse_ino_t kPowerCutFileIno = 6;  // with power_cut_control only
 inline constexpr const char* kControlDirName = ".flashdir";
 
 struct MountContext {

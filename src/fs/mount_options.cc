@@ -135,6 +135,7 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "allow_root") return flag(options.allow_root);
   if (name == "foreground") return flag(options.foreground);
   if (name == "debug") return flag(options.debug);
+  if (name == "power_cut_control") return flag(options.power_cut_control);
   if (name == "clone_fd") return flag(options.clone_fd);
   if (!has_value && (one_of(name, kKernelFlags) || one_of(name, kFstabOnly) || one_of(name, kNoEffect))) {
     if (one_of(name, kKernelFlags)) options.kernel_flags.emplace_back(name);

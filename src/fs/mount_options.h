@@ -77,6 +77,9 @@ struct MountOptions {
   std::optional<std::uint64_t> max_read_bytes;  // max_read=SIZE: the largest read the kernel sends
   bool foreground = false;
   bool debug = false;      // libfuse's request log and the daemon's debug log; implies foreground
+  // power_cut_control: MOUNT/.flashdir/power_cut, opened for writing, makes the chip lose power
+  // at its next program, tearing that page (demos and tests of a restart; off by default).
+  bool power_cut_control = false;
   // Generic mount flags (rw, ro, nosuid, nodev, noexec, sync, ...) handed to the kernel.
   std::vector<std::string> kernel_flags;
   // The atime flags, each set or cleared on its own by the options as mount(8) does; the

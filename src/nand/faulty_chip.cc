@@ -74,6 +74,7 @@ Status FaultyChip::read(Ppn first, std::uint32_t count, ByteSpan data, ByteSpan 
 Status FaultyChip::program(Ppn first, std::uint32_t count, ConstByteSpan data, ConstByteSpan oob) {
   if (cut_.happened) return lost();
   FLASHDIR_TRY(check_program(first, count, data.size(), oob.size()));
+  if (cut_next_program_.exchange(false, std::memory_order_acq_rel)) plan_.cut_at_operation = operations_;
   const std::uint64_t admitted = admit(count);
   if (admitted == count) return inner_.program(first, count, data, oob);
 

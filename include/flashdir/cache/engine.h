@@ -254,6 +254,10 @@ class Engine {
 // sleeps for it after each chip operation (the daemon's nand_latency=emulate).
 enum class ChipTiming { simulated, real_time };
 
+// Whether the chip can be told to lose power (the daemon's power_cut_control, for demos and
+// tests of a restart after a torn page): through a FaultyChip that does nothing until asked.
+enum class ChipFaults { none, cut_on_request };
+
 // A cache directory opened for use: superblock, chip image, FTL, catalog and the engine, owned
 // together and closed in order.
 class MountedCache {
@@ -264,7 +268,8 @@ class MountedCache {
                                                     std::unique_ptr<BackingStore> backing,
                                                     const EngineOptions& options,
                                                     std::optional<FtlOptions> ftl = std::nullopt,
-                                                    ChipTiming timing = ChipTiming::simulated);
+                                                    ChipTiming timing = ChipTiming::simulated,
+                                                    ChipFaults faults = ChipFaults::none);
   // Closes if close() was not called (errors are logged), unless the engine has stopped: then the
   // cache stays as a power cut would leave it and the next open recovers it.
   ~MountedCache();
@@ -272,6 +277,10 @@ class MountedCache {
   Ftl& ftl();
   // Closes the engine, then the FTL (final checkpoint) and marks the superblock clean.
   Status close();
+  // The chip loses power during its next program, tearing that page (opened with
+  // ChipFaults::cut_on_request; invalid_argument otherwise). The engine then stops, as at any
+  // chip failure, and the next open recovers from what the chip holds.
+  Status cut_power_at_next_program();
 
  private:
   struct Parts;

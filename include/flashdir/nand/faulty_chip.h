@@ -73,6 +73,9 @@ class FaultyChip final : public NandChip {
   // Moves the planned cut to operation `index` (one not reached yet): a test that recognises
   // an operation as it comes aims the cut at it.
   void cut_at_operation(std::uint64_t index) { plan_.cut_at_operation = index; }
+  // The power goes during the next program, which lands as the plan's in_flight says. Safe to
+  // call from any thread (the daemon's power_cut control file, while its engine runs the chip).
+  void cut_at_next_program() { cut_next_program_.store(true, std::memory_order_release); }
 
   // Safe to ask from any thread (a test watching a chip the engine's flusher drives); the rest
   // of the chip is as single-threaded as the chip it wraps.
@@ -94,6 +97,7 @@ class FaultyChip final : public NandChip {
   FaultPlan plan_;
   SeededRandom random_;
   std::uint64_t operations_ = 0;
+  std::atomic<bool> cut_next_program_{false};
   std::uint64_t bit_flips_ = 0;
   CutReport cut_;
   std::atomic<bool> power_lost_{false};  // cut_.happened, for other threads
