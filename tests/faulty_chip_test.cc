@@ -44,6 +44,26 @@ bool damaged(NandChip& chip, Ppn page) {
 
 }  // namespace
 
+TEST_CASE("a cut asked for at the next program lets reads pass and tears that program's first page",
+          "[nand][faults]") {
+  TestChip test(Backend::memory, kGeometry);
+  SeededRandom random(7);
+  FaultPlan plan;
+  plan.in_flight = InFlight::torn;
+  FaultyChip chip(test.chip(), plan);
+  REQUIRE(program_pages(chip, 0, 2, random).is_ok());
+  chip.cut_at_next_program();
+  std::vector<std::uint8_t> oob(64);
+  REQUIRE(chip.read(Ppn(0), 1, {}, oob).is_ok());  // a read is not a program: no cut
+  CHECK_FALSE(chip.power_lost());
+  CHECK(program_pages(chip, 2, 3, random).code() == StatusCode::power_lost);
+  CHECK(chip.cut().operation == CutReport::Operation::program);
+  CHECK(chip.cut().page == Ppn(2));
+  CHECK(chip.cut().torn);
+  CHECK(damaged(test.chip(), Ppn(2)));
+  CHECK(test.chip().next_page(BlockNumber(0)) == 3);  // nothing after the torn page landed
+}
+
 TEST_CASE("a cut fails the operation in flight and every later one", "[nand][faults]") {
   TestChip test(Backend::memory, kGeometry);
   SeededRandom random(7);
