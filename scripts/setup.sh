@@ -44,3 +44,19 @@ configure_asan() {
 configure_tsan() {
   configure_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dwerror=true
 }
+
+# Benchmarks: unmounts each mount point given, in order (found in /proc/mounts: mountpoint(1)
+# cannot stat the mount of a dead daemon), waits for the flashdir daemon whose cache is
+# WORK/cache to close it, and removes WORK (their EXIT trap).
+remove_bench_work() {
+  local work="$1" m pid
+  shift
+  for m in "$@"; do
+    if awk -v m="$m" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; then
+      fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" || true
+    fi
+  done
+  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
+  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -rf "$work"
+}

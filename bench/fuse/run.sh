@@ -81,17 +81,7 @@ flashdir="$FLASHDIR_ROOT/build/daemon/flashdir"
 passthrough_hp="$(build_passthrough_hp)"
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/flashdir-bench-XXXXXX")"
-cleanup() {
-  for m in "$work/flashdir" "$work/passthrough_hp"; do
-    mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
-  done
-  # The flashdir daemon closes its cache after the unmount; wait for it before removing it.
-  local pid
-  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
-  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'remove_bench_work "$work" "$work/flashdir" "$work/passthrough_hp"' EXIT
 mkdir -p "$work/backing" "$work/flashdir" "$work/passthrough_hp"
 fio --name=layout --directory="$work/backing" --filename=data --size="$size" --rw=write --bs=1M \
   --ioengine=psync --output=/dev/null

@@ -21,18 +21,6 @@ export SLOWSTORE="$FLASHDIR_ROOT/build/bench/slowstore/slowstore"
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/slowstore-bench-XXXXXX")"
 # run.py unmounts what it mounted; this is for when it could not (killed, say): flashdir's mount
-# first, as it stands on slowstore's. /proc/mounts, not mountpoint(1), which cannot stat the
-# mount of a dead daemon.
-is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
-cleanup() {
-  for m in "$work/fast" "$work/slow"; do
-    if is_mounted "$m"; then fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" || true; fi
-  done
-  # The flashdir daemon closes its cache after the unmount; wait for it before removing it.
-  local pid
-  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
-  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# first, as it stands on slowstore's.
+trap 'remove_bench_work "$work" "$work/fast" "$work/slow"' EXIT
 python3 "$here/run.py" --work "$work" "$@"

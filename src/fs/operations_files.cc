@@ -12,7 +12,6 @@
 
 #include "fs/backing_stat.h"
 #include "fs/credentials.h"
-#include "fs/file_version.h"
 #include "fs/kernel_cache.h"
 #include "fs/operations.h"
 
@@ -37,15 +36,6 @@ int backing_flags(int flags) {
 // where a direct_io handle refuses a shared map (ENODEV: libfuse 3.14 cannot allow one).
 void set_handle_flags(MountContext& context, Inode& inode, const struct stat& st, fuse_file_info* fi, fuse_ino_t ino) {
   fi->keep_cache = kernel_may_keep_cache(context, inode, ino, st) ? 1 : 0;
-}
-
-// Whether a read of the file the open found as `st` would move its access time, by the mount's
-// rule (relatime: only while the access time is not past the modification and change times,
-// or is a day old): if not, the first read's marking read, a backing round trip, is left out.
-bool read_would_move_atime(const MountContext& context, const struct stat& st) {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return !context.backing_noatime && read_moves_atime(st, atime_mode(context.options), now);
 }
 
 // True if an open of `inode` other than `except` bypasses the cache (`bypassing`), or goes
@@ -88,6 +78,7 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   }
   if (changed && ::fstat((*file)->backing_fd(), &st) != 0) return reply_error(req, errno);
   set_handle_flags(context, inode, st, fi, ino);
+  // No first read marks an access time that a read would not move (a backing round trip).
   if (!read_would_move_atime(context, st)) (*file)->access_time_unmoved();
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
