@@ -24,7 +24,7 @@ Errno errno_for(const Status& status) { return Errno{errno_of(status)}; }
 class EngineOpenFile final : public OpenFile {
  public:
   EngineOpenFile(std::shared_ptr<cache::MountedCache> cache, CacheSupervisor& supervisor, cache::FileHandle handle,
-                 UniqueFd fd, int flags, bool write_back)
+                 std::unique_ptr<CallerBackingFd> fd, int flags, bool write_back)
       : cache_(std::move(cache)),
         supervisor_(supervisor),
         handle_(handle),
@@ -93,7 +93,7 @@ class EngineOpenFile final : public OpenFile {
     return true;
   }
 
-  int backing_fd() const override { return fd_.get(); }
+  SysResult<int> backing_fd() override { return fd_->get(); }
 
   bool bypasses_cache() const override { return direct() != nullptr; }
   SysResult<bool> write_back_keeping_error() override {
@@ -155,7 +155,9 @@ class EngineOpenFile final : public OpenFile {
 
   SysResult<bool> prepare_locked() {
     if (direct_owner_ != nullptr) return true;
-    UniqueFd duplicate(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+    auto fd = fd_->get();
+    if (!fd.is_ok()) return Errno{fd.error()};
+    UniqueFd duplicate(::fcntl(*fd, F_DUPFD_CLOEXEC, 0));
     if (!duplicate.valid()) return last_errno();
     direct_owner_ = std::make_unique<PassthroughFile>(std::move(duplicate));
     return true;
@@ -166,7 +168,7 @@ class EngineOpenFile final : public OpenFile {
   const std::shared_ptr<cache::MountedCache> cache_;
   CacheSupervisor& supervisor_;
   cache::FileHandle handle_;
-  UniqueFd fd_;  // the caller's backing descriptor (fstat, flock, times, mode)
+  const std::unique_ptr<CallerBackingFd> fd_;  // the caller's backing descriptor (flock, times, mode)
   const bool for_writing_;
   const bool write_back_;
   const bool sync_writes_;
@@ -208,29 +210,36 @@ int engine_descriptor(int caller_fd, int flags, bool read_only) {
 
 // The engine's backing file for the caller's open. A reader's is opened at its first miss (a
 // hit costs no backing open: a round trip on a network store), through a duplicate of the
-// caller's descriptor; should the daemon no longer be allowed to open it then (its mode changed
-// since, for a daemon without CAP_DAC_OVERRIDE), the misses read through that duplicate, as
-// the caller's open allows. A writer's is opened now: its first call is a write or a truncate
-// anyway, and a write must not meet a permission the open did not check.
-SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(int caller_fd, int open_flags,
+// caller's descriptor (the O_PATH one while the caller's is not opened: closing that sends the
+// backing no flush); should the daemon no longer be allowed to open it then (its mode changed
+// since, for a daemon without CAP_DAC_OVERRIDE), the misses read through the caller's open
+// descriptor, as the caller's open allows, if it has one. A writer's is opened now: its first
+// call is a write or a truncate anyway, and a write must not meet a permission the open did not
+// check.
+SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(CallerBackingFd& caller, int open_flags,
                                                                   const std::string& relative_path) {
-  const int flags = ::fcntl(caller_fd, F_GETFL);
-  if (flags < 0) return last_errno();
+  auto caller_flags = caller.flags();
+  if (!caller_flags.is_ok()) return Errno{caller_flags.error()};
+  const int flags = *caller_flags;
   // O_RDONLY | O_TRUNC truncates on Linux (the caller may write the file, or the open failed):
   // the engine must be able to truncate too.
   const bool read_only = (flags & O_ACCMODE) == O_RDONLY && (open_flags & O_TRUNC) == 0;
   if (!read_only) {
-    const int fd = engine_descriptor(caller_fd, flags, false);
+    auto caller_fd = caller.get();
+    if (!caller_fd.is_ok()) return Errno{caller_fd.error()};
+    const int fd = engine_descriptor(*caller_fd, flags, false);
     if (fd < 0) return last_errno();
     return cache::adopt_posix_backing_file(fd, relative_path);
   }
-  const int reference = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+  const int reference = ::fcntl(caller.reference(), F_DUPFD_CLOEXEC, 0);
   if (reference < 0) return last_errno();
-  return cache::adopt_posix_backing_file_opened_on_use(reference, relative_path, [flags](int reference_fd) {
-    const int fd = engine_descriptor(reference_fd, flags, true);
-    if (fd >= 0 || (errno != EACCES && errno != EPERM)) return fd;
-    return ::fcntl(reference_fd, F_DUPFD_CLOEXEC, 0);
-  });
+  const bool reference_reads = (::fcntl(reference, F_GETFL) & O_PATH) == 0;
+  return cache::adopt_posix_backing_file_opened_on_use(
+      reference, relative_path, [flags, reference_reads](int reference_fd) {
+        const int fd = engine_descriptor(reference_fd, flags, true);
+        if (fd >= 0 || (errno != EACCES && errno != EPERM) || !reference_reads) return fd;
+        return ::fcntl(reference_fd, F_DUPFD_CLOEXEC, 0);
+      });
 }
 
 
@@ -245,19 +254,19 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   const struct statx* st = &request.attributes;
   if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st->stx_mode) || st->stx_nlink > 1) {
     ++bypassed_opens_;
-    return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
+    return PassthroughFile::open(*request.backing);
   }
   std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
   const BackingAttributes attributes = cache::attributes_of_statx(*st);
   if (cache == nullptr) return open_around_stopped_cache(std::move(request), attributes);
-  auto backing = engine_backing_file(request.backing_fd.get(), request.flags, request.relative_path);
+  auto backing = engine_backing_file(*request.backing, request.flags, request.relative_path);
   if (!backing.is_ok()) return Errno{backing.error()};
   auto handle = cache->engine().open_file(request.relative_path, std::move(*backing), attributes);
   if (!handle.is_ok()) {
     if (supervisor_.stopped_after_failure(*cache)) return open_around_stopped_cache(std::move(request), attributes);
     return errno_for(handle.status());
   }
-  auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(request.backing_fd),
+  auto file = std::make_unique<EngineOpenFile>(std::move(cache), supervisor_, *handle, std::move(request.backing),
                                                request.flags, write_back_);
   if ((request.flags & O_TRUNC) != 0) {
     // open(2) emptied the backing file (O_RDONLY | O_TRUNC too, on Linux); a file the engine
@@ -277,7 +286,7 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open_around_stopped_cache(
     return Errno{EIO};
   }
   ++opens_while_stopped_;
-  return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
+  return PassthroughFile::open(*request.backing);
 }
 
 SysResult<bool> EngineFileData::cut_power() {
@@ -294,7 +303,7 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   if (!fd.valid()) return last_errno();
   auto attributes = statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME);
   if (!attributes.is_ok()) return Errno{attributes.error()};
-  OpenRequest request{std::move(fd), *attributes, O_WRONLY, relative_path};
+  OpenRequest request{std::make_unique<CallerBackingFd>(std::move(fd)), *attributes, O_WRONLY, relative_path};
   auto file = open(std::move(request));
   if (!file.is_ok()) return Errno{file.error()};
   return (*file)->truncate(size_bytes);

@@ -21,6 +21,7 @@ class EngineFileData final : public FileData {
   ~EngineFileData() override;
 
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
+  bool opens_readers_on_use() const override { return true; }
   SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
   void renamed(const std::string& old_relative_path, const std::string& new_relative_path, bool exchange) override;
   void unlinked(const std::string& relative_path) override;

@@ -5,7 +5,9 @@
 namespace flashdir::fs {
 
 SysResult<bool> OpenFile::flush() {
-  const int duplicate = ::dup(backing_fd());
+  auto fd = backing_fd();
+  if (!fd.is_ok()) return Errno{fd.error()};
+  const int duplicate = ::dup(*fd);
   if (duplicate < 0) return last_errno();
   if (::close(duplicate) != 0) return last_errno();
   return true;

@@ -17,6 +17,7 @@
 
 #include "flashdir/file_io.h"
 #include "flashdir/types.h"
+#include "fs/caller_backing_fd.h"
 #include "fs/stats_report.h"
 #include "fs/sys_result.h"
 
@@ -51,8 +52,9 @@ class OpenFile {
   // Corrects attributes fstat'ed from the backing file with what the data path holds ahead of
   // it (write-back: the size).
   virtual void correct_attributes(struct stat&) {}
-  // The open backing file (for fstat, lseek, flock, copy_file_range between backing files).
-  virtual int backing_fd() const = 0;
+  // The open backing file (for lseek, flock, fchmod, futimens), opened now if the open left it
+  // to its first use (caller_backing_fd.h).
+  virtual SysResult<int> backing_fd() = 0;
   // True if the data goes straight to the backing file, through no cache.
   virtual bool bypasses_cache() const { return true; }
   // Taking a file off its cache, so that an inode keeps one data path (a cache serving one of
@@ -77,8 +79,8 @@ class OpenFile {
 };
 
 struct OpenRequest {
-  UniqueFd backing_fd;        // opened on the backing file with the caller's flags
-  struct statx attributes {}; // of backing_fd, just after the open (STATX_BASIC_STATS | STATX_BTIME)
+  std::unique_ptr<CallerBackingFd> backing;  // the backing file, with the caller's flags
+  struct statx attributes {}; // of the backing file, at the open (STATX_BASIC_STATS | STATX_BTIME)
   int flags = 0;              // the caller's open flags
   std::string relative_path;  // path below the backing root, as /proc names the descriptor
   bool bypass_cache = false;  // another open of the inode bypasses the cache: this one must too
@@ -88,6 +90,9 @@ class FileData {
  public:
   virtual ~FileData() = default;
   virtual SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) = 0;
+  // True if a reader's backing file may be left unopened until first needed: the data path
+  // reads through a descriptor of its own (caller_backing_fd.h).
+  virtual bool opens_readers_on_use() const { return false; }
   // Truncation of a file nobody holds open through the mount (truncate(2) by path).
   // `path_fd` is an O_PATH descriptor of the file.
   virtual SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path,

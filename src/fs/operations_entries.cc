@@ -150,6 +150,18 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 
 namespace {
 
+// `call` on an open file's backing descriptor, opened now if need be: its result, or -1 with
+// errno set if the descriptor could not be opened.
+template <typename Call>
+int with_backing_fd(OpenFile& file, Call call) {
+  auto fd = file.backing_fd();
+  if (!fd.is_ok()) {
+    errno = fd.error();
+    return -1;
+  }
+  return call(*fd);
+}
+
 SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
   auto fd = context.inodes->path_fd(inode);
   if (!fd.is_ok()) return Errno{fd.error()};
@@ -187,7 +199,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   const std::string path = proc_path(path_fd);
 
   if ((to_set & FUSE_SET_ATTR_MODE) != 0) {
-    const int result = open_file != nullptr ? ::fchmod(open_file->backing_fd(), attr->st_mode)
+    const int result = open_file != nullptr ? with_backing_fd(*open_file, [&](int backing) { return ::fchmod(backing, attr->st_mode); })
                                             : ::chmod(path.c_str(), attr->st_mode);
     if (result != 0) return reply_error(req, errno);
   }
@@ -221,7 +233,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
       times[1] = attr->st_mtim;
     }
     // AT_EMPTY_PATH works on the O_PATH descriptor of any object, symlinks included.
-    const int result = open_file != nullptr ? ::futimens(open_file->backing_fd(), times)
+    const int result = open_file != nullptr ? with_backing_fd(*open_file, [&](int backing) { return ::futimens(backing, times); })
                                             : ::utimensat(path_fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
     if (result != 0) return reply_error(req, errno);
   }

@@ -46,20 +46,23 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
   return found;
 }
 
-// Hands a freshly opened backing descriptor to the FileData and replies with the handle; the
-// inode knows its open files until their release.
+// Hands the caller's backing file (opened, or left to its first use) to the FileData and
+// replies with the handle; the inode knows its open files until their release.
 template <typename Reply>
-void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t ino, UniqueFd fd, fuse_file_info* fi,
-                 Reply reply) {
+void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t ino,
+                 std::unique_ptr<CallerBackingFd> backing, fuse_file_info* fi, Reply reply) {
   OpenRequest request;
-  request.relative_path = relative_path_of(context, fd.get());
-  // One stat of the open file serves the data path and the kernel's cache (a round trip less on
-  // a network store), unless this open changes the file below.
-  auto attributes = statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME);
+  request.relative_path = relative_path_of(context, backing->reference());
+  // One stat of the file serves the data path and the kernel's cache (a round trip less on a
+  // network store), unless this open changes the file below. A file not opened is stat'ed past
+  // any attribute cache of the backing file system's own (NFS revalidates at open, not at stat),
+  // so that close-to-open holds as an open of it would.
+  auto attributes = statx_of(backing->reference(), STATX_BASIC_STATS | STATX_BTIME,
+                             backing->opened() ? 0 : AT_STATX_FORCE_SYNC);
   if (!attributes.is_ok()) return reply_error(req, attributes.error());
   request.attributes = *attributes;
   struct stat st = stat_from_statx(*attributes);
-  request.backing_fd = std::move(fd);
+  request.backing = std::move(backing);
   request.flags = fi->flags;
   // One data path per inode: an open beside one that bypasses the cache bypasses it too, and
   // the first open that bypasses it (a second name made behind the mount) takes the others
@@ -76,7 +79,11 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
       if (auto emptied = (*file)->truncate(0); !emptied.is_ok()) return reply_error(req, emptied.error());
     }
   }
-  if (changed && ::fstat((*file)->backing_fd(), &st) != 0) return reply_error(req, errno);
+  if (changed) {
+    auto changed_fd = (*file)->backing_fd();
+    if (!changed_fd.is_ok()) return reply_error(req, changed_fd.error());
+    if (::fstat(*changed_fd, &st) != 0) return reply_error(req, errno);
+  }
   set_handle_flags(context, inode, st, fi, ino);
   // No first read marks an access time that a read would not move (a backing round trip).
   if (!read_would_move_atime(context, st)) (*file)->access_time_unmoved();
@@ -105,9 +112,11 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
 // skips it; an open that bypasses the cache reads that descriptor anyway.
 void note_access(const MountContext& context, OpenFile& file) {
   if (file.bypasses_cache() || atime_mode(context.options) == AtimeMode::noatime || !file.first_read()) return;
-  std::uint8_t byte = 0;
   // What it returns does not matter: the caller's read is served, the access time is a side effect.
-  [[maybe_unused]] const ssize_t n = ::pread(file.backing_fd(), &byte, 1, 0);
+  auto fd = file.backing_fd();
+  if (!fd.is_ok()) return;
+  std::uint8_t byte = 0;
+  [[maybe_unused]] const ssize_t n = ::pread(*fd, &byte, 1, 0);
 }
 
 std::int64_t realtime_ns() {
@@ -171,7 +180,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
   Inode& inode = context.inodes->remember(std::move(path_fd), st);
   const fuse_entry_param entry = entry_for(context, inode, st);
-  finish_open(req, context, inode, ino_of(context, inode), std::move(fd), fi, [&] {
+  finish_open(req, context, inode, ino_of(context, inode), std::make_unique<CallerBackingFd>(std::move(fd)), fi, [&] {
     const int result = fuse_reply_create(req, &entry, fi);
     if (result != 0) context.inodes->forget(inode, 1);
     return result;
@@ -185,11 +194,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode& inode = inode_of(context, ino);
   auto path_fd = context.inodes->path_fd(inode);
   if (!path_fd.is_ok()) return reply_error(req, path_fd.error());
-  // Reopening through /proc gives a descriptor with the access mode asked for; the O_PATH
-  // descriptor itself cannot read or write. (O_NOFOLLOW would refuse the /proc link itself.)
-  UniqueFd fd(::open(proc_path((*path_fd)->get()).c_str(), backing_flags(fi->flags) & ~O_NOFOLLOW));
-  if (!fd.valid()) return reply_error(req, errno);
-  finish_open(req, context, inode, ino, std::move(fd), fi, [&] { return fuse_reply_open(req, fi); });
+  // A reader whose data the cache serves opens the backing file when first needed
+  // (caller_backing_fd.h); the kernel has checked its access already (default_permissions).
+  const bool reader = (fi->flags & O_ACCMODE) == O_RDONLY && (fi->flags & O_TRUNC) == 0;
+  auto backing = std::make_unique<CallerBackingFd>(std::move(*path_fd), backing_flags(fi->flags));
+  if (!reader || !context.data->opens_readers_on_use()) {
+    if (auto opened = backing->get(); !opened.is_ok()) return reply_error(req, opened.error());
+  }
+  finish_open(req, context, inode, ino, std::move(backing), fi, [&] { return fuse_reply_open(req, fi); });
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
@@ -318,7 +330,9 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
   // backing file, once it holds every byte written through the mount.
   OpenFile& file = open_file(fi);
   if (auto written = write_back(inode_of(context, ino), file); !written.is_ok()) return reply_error(req, written.error());
-  const off_t result = ::lseek(file.backing_fd(), off, whence);
+  auto fd = file.backing_fd();
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  const off_t result = ::lseek(*fd, off, whence);
   if (result < 0) return reply_error(req, errno);
   fuse_reply_lseek(req, result);
 }
@@ -326,7 +340,9 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
 void op_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
   context_of(req).counters.count(Op::flock);
   if (control_refuse(req, ino)) return;
-  if (::flock(open_file(fi).backing_fd(), op) != 0) return reply_error(req, errno);
+  auto fd = open_file(fi).backing_fd();
+  if (!fd.is_ok()) return reply_error(req, fd.error());
+  if (::flock(*fd, op) != 0) return reply_error(req, errno);
   fuse_reply_err(req, 0);
 }
 

@@ -8,7 +8,13 @@
 namespace flashdir::fs {
 
 SysResult<std::unique_ptr<OpenFile>> PassthroughFileData::open(OpenRequest request) {
-  return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(request.backing_fd)));
+  return PassthroughFile::open(*request.backing);
+}
+
+SysResult<std::unique_ptr<OpenFile>> PassthroughFile::open(CallerBackingFd& backing) {
+  auto fd = backing.take();
+  if (!fd.is_ok()) return Errno{fd.error()};
+  return std::unique_ptr<OpenFile>(std::make_unique<PassthroughFile>(std::move(*fd)));
 }
 
 std::vector<StatsSection> PassthroughFileData::stats() const {

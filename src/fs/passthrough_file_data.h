@@ -21,12 +21,14 @@ class PassthroughFileData final : public FileData {
 class PassthroughFile final : public OpenFile {
  public:
   explicit PassthroughFile(UniqueFd fd);
+  // The open file of `backing`, opened now if it was left to its first use.
+  static SysResult<std::unique_ptr<OpenFile>> open(CallerBackingFd& backing);
   SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override;
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override;
   SysResult<bool> truncate(std::uint64_t size_bytes) override;
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override;
   SysResult<bool> fsync(bool data_only) override;
-  int backing_fd() const override { return fd_.get(); }
+  SysResult<int> backing_fd() override { return fd_.get(); }
 
  private:
   // Gives the backing descriptor the O_APPEND a write asks for (writes are serialised per

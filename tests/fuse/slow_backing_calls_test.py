@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a warm file costs the store behind flashdir, counted by slowstore (bench/slowstore) in
 calls, not timed: a reader's open whose reads the cache serves, of a file whose access time a
-read would not move (relatime), reads nothing from the store (tests/fuse/consistency_test.py
+read would not move (relatime), reads nothing from the store and opens nothing there: it stats
+the file (tests/fuse/consistency_test.py
 checks that a read that would move it still does). Under consistency=strict, so that every
 read reaches the daemon. Exits 77 where /dev/fuse or root is missing."""
 import os
@@ -39,6 +40,9 @@ def warm_reader_reads_nothing_from_the_store(check, top):
             check.check(warm.get("read", 0) == 0,
                         f"a warm open's reads, all hits, read nothing from the store: its access time is past its "
                         f"modification already ({warm})")
+            opened = {kind: warm.get(kind, 0) for kind in ("open", "flush", "release") if warm.get(kind, 0)}
+            check.check(not opened, f"a warm reader's open opens no backing file: it stats it ({warm})")
+            check.check(warm.get("getattr", 0) >= 1, f"... and stats it, close-to-open ({warm})")
 
 
 def main():
