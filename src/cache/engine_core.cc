@@ -575,13 +575,13 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
 Status EngineCore::drop_slots(const std::vector<SlotIndex>& slots) {
   if (slots.empty()) return Status::ok();
   // Out of the index first: it reads page numbers from the entries the store clears.
-  for (SlotIndex slot : slots) slots_->remove(slot);
+  slots_->remove(slots);
   if (Status s = store_->drop(slots, Durability::forced); !s.is_ok()) return fail(s);
   return Status::ok();
 }
 
 Status EngineCore::invalidate(std::uint64_t file_id, const std::vector<SlotIndex>& slots) {
-  for (SlotIndex slot : slots) slots_->remove(slot);
+  slots_->remove(slots);
   if (Status s = store_->invalidate_file(file_id, slots); !s.is_ok()) return fail(s);
   return Status::ok();
 }

@@ -12,6 +12,7 @@
 // with churn. Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <optional>
@@ -90,6 +91,31 @@ class FilePages {
     } else if (std::uint64_t{count_} * 4 < buckets_.size() && buckets_.size() > kMinBuckets) {
       rehash(std::max<std::size_t>(kMinBuckets, std::size_t{count_} * 8 / 5 + 1), page_of);
     }
+  }
+
+  // Keeps the slots for which keep(slot) holds and drops the others, in one pass and one
+  // rehash; page_of need answer only for the kept ones. Erasing many slots one by one costs a
+  // backward shift each, and erased in the table's own order (all of a file's, as for_each
+  // lists them) each shift runs along the rest of its cluster: forgetting a 256 MiB file that
+  // way took 1.5 s.
+  template <typename Keep, typename PageOf>
+  void retain(const Keep& keep, const PageOf& page_of) {
+    std::uint32_t kept = 0;
+    for (SlotIndex& slot : buckets_) {
+      if (slot == kEmpty) continue;
+      if (keep(slot)) {
+        ++kept;
+      } else {
+        slot = kEmpty;  // the holes this leaves in clusters go with the rehash below
+      }
+    }
+    count_ = kept;
+    if (kept == 0) {
+      buckets_ = std::vector<SlotIndex>();
+      cursor_ = 0;
+      return;
+    }
+    rehash(std::max<std::size_t>(kMinBuckets, std::size_t{kept} * 8 / 5 + 1), page_of);
   }
 
   // Calls fn(slot) for every slot, in table order.

@@ -57,7 +57,7 @@ Status EngineCore::recover(const RecoveredSlots& recovered, IdentityRule recorde
       if (*catalogued) dirty_files.push_back(found.entry.file_id);
     }
   }
-  for (SlotIndex slot : orphans) slots_->remove(slot);
+  slots_->remove(orphans);
   if (!orphans.empty()) FLASHDIR_TRY(store_->drop(orphans, Durability::forced));
   restart_.catalog_lost_files = lost_records.size();
   if (!lost_records.empty()) {

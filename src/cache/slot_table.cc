@@ -75,6 +75,40 @@ void SlotTable::remove(SlotIndex slot) {
   --used_;
 }
 
+void SlotTable::remove(std::span<const SlotIndex> slots) {
+  // Per file: how many of its slots go, then whether its index is rebuilt.
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> leaving;
+  for (SlotIndex slot : slots) ++leaving[store_.file_id_of(slot)];
+  absl::flat_hash_map<std::uint64_t, bool> rebuild;
+  for (const auto& [file_id, count] : leaving) rebuild[file_id] = std::uint64_t{count} * 16 > files_.at(file_id).pages.size();
+  for (SlotIndex slot : slots) {
+    assert(occupied(slot));
+    const std::uint64_t file_id = store_.file_id_of(slot);
+    if (!rebuild.at(file_id)) {
+      remove(slot);
+      continue;
+    }
+    if (dirty(slot)) {
+      --dirty_count_;
+      --files_.at(file_id).dirty;
+    }
+    flags_[slot] = kLeaving;
+    --used_;
+  }
+  for (const auto& [file_id, whole] : rebuild) {
+    if (!whole) continue;
+    const auto it = files_.find(file_id);
+    FilePages& pages = it->second.pages;
+    page_table_bytes_ -= pages.ram_bytes();
+    pages.retain([this](SlotIndex slot) { return flags_[slot] != kLeaving; }, page_of());
+    page_table_bytes_ += pages.ram_bytes();
+    // A file still queued for the flusher keeps its record until the queue lets it go.
+    if (pages.empty() && !it->second.queued) files_.erase(it);
+  }
+  for (SlotIndex slot : slots)
+    if (flags_[slot] == kLeaving) flags_[slot] = 0;
+}
+
 void SlotTable::set_dirty(SlotIndex slot) {
   assert(occupied(slot));
   if (!dirty(slot)) {

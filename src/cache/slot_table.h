@@ -55,6 +55,10 @@ class SlotTable {
   // page (MetadataStore::open drops copies), all unreferenced and clean.
   void load(std::span<const RecoveredSlot> slots);
   void remove(SlotIndex slot);
+  // Removes every slot of `slots` (occupied, each once): a file that loses more than a
+  // sixteenth of its cached pages has its index rebuilt once from those it keeps
+  // (FilePages::retain), where one erase per slot would cost a shift along its cluster each.
+  void remove(std::span<const SlotIndex> slots);
   // A hit: the hand passes this slot once before evicting it.
   void reference(SlotIndex slot) { flags_[slot] |= kReferenced; }
 
@@ -98,7 +102,8 @@ class SlotTable {
     return [this](SlotIndex slot) { return store_.page_no_of(slot); };
   }
 
-  static constexpr std::uint8_t kOccupied = 1, kReferenced = 2, kDirty = 4, kFlushing = 8;
+  // kLeaving: only within remove(span), a slot whose file's index is about to be rebuilt.
+  static constexpr std::uint8_t kOccupied = 1, kReferenced = 2, kDirty = 4, kFlushing = 8, kLeaving = 16;
   const MetadataStore& store_;
   std::vector<std::uint8_t> flags_;
   absl::flat_hash_map<std::uint64_t, FileSlots> files_;

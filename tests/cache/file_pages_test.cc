@@ -144,3 +144,49 @@ TEST_CASE("FilePages::add_unique fills a reserved table that then finds, erases 
   for (const auto& [page, slot] : model) REQUIRE(pages.find(page, page_of) == slot);
   for (SlotIndex s = 2; s < kSlots; s += 4) CHECK_FALSE(pages.find(page_of_slot[s], page_of).has_value());
 }
+
+TEST_CASE("FilePages::retain keeps exactly the slots picked, which it then finds, erases and inserts like any other") {
+  constexpr SlotIndex kSlots = 6000;
+  std::vector<std::uint64_t> page_of_slot(kSlots, 0);
+  const auto page_of = [&](SlotIndex slot) { return page_of_slot[slot]; };
+  flashdir::SeededRandom random(17);
+  for (const unsigned keep_percent : {0U, 3U, 50U, 97U, 100U}) {
+    FilePages pages;
+    std::map<std::uint64_t, SlotIndex> model;
+    for (SlotIndex slot = 0; slot < 4000; ++slot) {  // a run of pages, as a sequential write leaves
+      page_of_slot[slot] = 1000 + slot;
+      pages.insert(slot, page_of);
+    }
+    std::vector<bool> keep(kSlots, false);
+    for (SlotIndex slot = 0; slot < 4000; ++slot) {
+      keep[slot] = random.uniform(100) < keep_percent;
+      if (keep[slot]) model[page_of_slot[slot]] = slot;
+    }
+    // Dropped slots' pages are gone from the side array: retain must not ask for them.
+    for (SlotIndex slot = 0; slot < 4000; ++slot)
+      if (!keep[slot]) page_of_slot[slot] = UINT64_MAX;
+    pages.retain([&](SlotIndex slot) { return keep[slot]; }, page_of);
+    REQUIRE(pages.size() == model.size());
+    for (const auto& [page, slot] : model) REQUIRE(pages.find(page, page_of) == slot);
+    for (std::uint64_t page = 1000; page < 5000; ++page)
+      REQUIRE(pages.find(page, page_of).has_value() == model.contains(page));
+    if (model.size() > 16) CHECK(pages.ram_bytes() <= model.size() * 8);
+    // Still a working table: erase half of what it kept, add new pages.
+    std::size_t n = 0;
+    for (auto it = model.begin(); it != model.end();) {
+      if (n++ % 2 == 0) {
+        pages.erase(it->second, page_of);
+        it = model.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (SlotIndex slot = 4000; slot < 4100; ++slot) {
+      page_of_slot[slot] = 9000 + slot;
+      pages.insert(slot, page_of);
+      model[page_of_slot[slot]] = slot;
+    }
+    REQUIRE(pages.size() == model.size());
+    for (const auto& [page, slot] : model) REQUIRE(pages.find(page, page_of) == slot);
+  }
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Writes over the slow store: flashdir in write-through and in write-back against slowstore
+itself (issue 19's write goals), in one run.
+
+slowstore mounts an empty local directory with 1 ms per call; flashdir mounts the slowstore
+mount twice in turn, `mode=writethrough` and `mode=writeback` (its other defaults, the cache
+in the work directory). Workloads, timed from fio's start to its exit, so that the final fsync
+and the close (write-back's drain into the store) count:
+
+  4 KiB random writes   fio randwrite, bs=4k, psync, 1 job, over a 64 MiB file made sparse
+                        beforehand, time_based for --seconds, end_fsync=1: bytes written /
+                        wall time, in IOPS
+  sequential write      fio write, bs=1M, a new 256 MiB file, end_fsync=1, no fallocate:
+                        MB/s over the wall time
+
+Each round runs every workload on each target, taking turns; the file is removed between runs.
+Reports medians and flashdir's rate over the store's (goals: write-through >= 0.9x, write-back
+>= 0.9x), and the calls that reached the store. Writes writes.md beside this file, or --results.
+
+Needs root, /dev/fuse, fio, FLASHDIR and SLOWSTORE (bench/slowstore/run.sh --writes builds them).
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
+import harness  # noqa: E402
+from slowstore_mount import SlowstoreMount, is_mounted, unmount  # noqa: E402
+
+MB = 1e6
+RANDOM_FILE_BYTES = 64 << 20
+SEQUENTIAL_BYTES = 256 << 20
+TARGETS = ("slowstore", "writethrough", "writeback")
+WORKLOADS = ("4 KiB random writes", "sequential write")
+GOAL = 0.9
+
+
+def fio(mount, workload, seconds):
+    """Runs the workload in `mount`; returns (wall seconds, figure, bytes written)."""
+    path = f"{mount}/written"
+    if workload == "4 KiB random writes":
+        with open(path, "wb") as f:
+            f.truncate(RANDOM_FILE_BYTES)
+        shape = ["--rw=randwrite", "--bs=4k", f"--size={RANDOM_FILE_BYTES}", "--time_based", f"--runtime={seconds}",
+                 "--randrepeat=0"]
+    else:
+        shape = ["--rw=write", "--bs=1M", f"--size={SEQUENTIAL_BYTES}"]
+    started = time.monotonic()
+    result = subprocess.run(["fio", "--name=w", f"--filename={path}", "--ioengine=psync", "--numjobs=1",
+                             "--end_fsync=1", "--fallocate=none", "--output-format=json", *shape],
+                            capture_output=True, text=True, check=True)
+    wall = time.monotonic() - started
+    written = json.loads(result.stdout)["jobs"][0]["write"]["io_bytes"]
+    os.unlink(path)
+    figure = written / 4096 / wall if workload == "4 KiB random writes" else written / wall / MB
+    return wall, figure, written
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", default=os.environ.get("FLASHDIR_BENCH_DIR", "/dev/shm"))
+    parser.add_argument("--latency-us", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=10, help="the random writes' time")
+    parser.add_argument("--cache-size", default="1G")
+    parser.add_argument("--results", default=os.path.join(HERE, "writes.md"))
+    args = parser.parse_args()
+    harness.require_fuse()
+    for variable in ("FLASHDIR", "SLOWSTORE"):
+        if not os.access(os.environ.get(variable, ""), os.X_OK):
+            sys.exit(f"writes.py: {variable} must name the binary (bench/slowstore/run.sh sets it)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    work = tempfile.mkdtemp(prefix="slowstore-writes-", dir=args.dir)
+    backing, slow_mnt, fast_mnt = f"{work}/backing", f"{work}/slow", f"{work}/fast"
+    for d in (backing, slow_mnt, fast_mnt):
+        os.makedirs(d)
+    started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
+    samples = []  # (round, workload, target, figure, calls)
+    slow = None
+    try:
+        slow = SlowstoreMount(os.environ["SLOWSTORE"], backing, slow_mnt, f"latency_us={args.latency_us}")
+        for rnd in range(1, args.rounds + 1):
+            order = TARGETS if rnd % 2 else tuple(reversed(TARGETS))
+            for target in order:
+                fast = None
+                if target != "slowstore":
+                    fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", f"mode={target}",
+                                         size=args.cache_size)
+                try:
+                    for workload in WORKLOADS:
+                        before = slow.counts()["total_calls"]
+                        wall, figure, written = fio(slow_mnt if fast is None else fast_mnt, workload, args.seconds)
+                        calls = slow.counts()["total_calls"] - before
+                        samples.append((rnd, workload, target, figure, calls))
+                        print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "
+                              f"({written / MB:,.0f} MB in {wall:.2f} s, {calls:,} slowstore calls)", flush=True)
+                finally:
+                    if fast is not None:
+                        fast.stop()
+    finally:
+        if slow is not None:
+            slow.stop()
+        for mount in (fast_mnt, slow_mnt):
+            if is_mounted(mount):
+                unmount(mount)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def of(workload, target):
+        return [s for s in samples if s[1] == workload and s[2] == target]
+
+    lines = ["| workload | slowstore | flashdir write-through (× store) | flashdir write-back, close included (× store) |",
+             "|---|---|---|---|"]
+    for workload in WORKLOADS:
+        unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
+        store = {s[0]: s[3] for s in of(workload, "slowstore")}
+        cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, 'slowstore')):,.0f} calls)"]
+        for target in ("writethrough", "writeback"):
+            runs = of(workload, target)
+            ratio = statistics.median(s[3] / store[s[0]] for s in runs)
+            verdict = "met" if ratio >= GOAL else "not met"
+            cells.append(f"{statistics.median(s[3] for s in runs):,.1f} {unit}, {ratio:.2f}× (≥ {GOAL}×: {verdict}; "
+                         f"{statistics.median(s[4] for s in runs):,.0f} calls)")
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
+    text = "\n".join([
+        f"slowstore latency {args.latency_us} µs per call; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
+        f"random writes {args.seconds} s; {os.cpu_count()} CPUs; load average before {load_before}, after "
+        f"{' '.join(open('/proc/loadavg').read().split()[:3])}; {when} UTC", "",
+        "Medians of the rounds; × store: the median of the rounds' ratios; calls: those that reached "
+        "slowstore in one run (median).", "", *lines, ""])
+    print(text)
+    with open(args.results, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
