@@ -5,6 +5,8 @@
 #
 #   bench/slowstore/run.sh [run.py options]     e.g. --rounds 5, --latency-us 500,
 #                                               --slowstore-options attr_timeout=3, --no-kill
+#   bench/slowstore/run.sh --writes [writes.py options]   writes instead (writes.py): fio random
+#                                               and sequential writes, write-through and write-back
 # Env: FLASHDIR_BENCH_DIR (/dev/shm): where the backing, the mounts and the cache live.
 # Writes the tables to bench/slowstore/results.md.
 set -euo pipefail
@@ -18,6 +20,11 @@ configure_release
 ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir bench/slowstore/slowstore >/dev/null
 export FLASHDIR="$FLASHDIR_ROOT/build/daemon/flashdir"
 export SLOWSTORE="$FLASHDIR_ROOT/build/bench/slowstore/slowstore"
+
+if [ "${1:-}" = "--writes" ]; then
+  shift
+  exec python3 "$here/writes.py" "$@"   # it makes and removes its own work directory
+fi
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/slowstore-bench-XXXXXX")"
 # run.py unmounts what it mounted; this is for when it could not (killed, say): flashdir's mount

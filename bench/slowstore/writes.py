@@ -69,6 +69,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", default=os.environ.get("FLASHDIR_BENCH_DIR", "/dev/shm"))
     parser.add_argument("--latency-us", type=int, default=1000)
+    parser.add_argument("--bandwidth-mbps", type=int, default=0, help="slowstore's line, Mbit/s (0: no limit)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10, help="the random writes' time")
     parser.add_argument("--cache-size", default="1G")
@@ -87,7 +88,7 @@ def main():
     samples = []  # (round, workload, target, figure, calls)
     slow = None
     try:
-        slow = SlowstoreMount(os.environ["SLOWSTORE"], backing, slow_mnt, f"latency_us={args.latency_us}")
+        slow = SlowstoreMount(os.environ["SLOWSTORE"], backing, slow_mnt, f"latency_us={args.latency_us},bandwidth_mbps={args.bandwidth_mbps}")
         for rnd in range(1, args.rounds + 1):
             order = TARGETS if rnd % 2 else tuple(reversed(TARGETS))
             for target in order:
@@ -132,7 +133,8 @@ def main():
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
     text = "\n".join([
-        f"slowstore latency {args.latency_us} µs per call; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
+        f"slowstore latency {args.latency_us} µs per call, bandwidth {args.bandwidth_mbps or 'unlimited'}"
+        f"{' Mbit/s' if args.bandwidth_mbps else ''}; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
         f"random writes {args.seconds} s; {os.cpu_count()} CPUs; load average before {load_before}, after "
         f"{' '.join(open('/proc/loadavg').read().split()[:3])}; {when} UTC", "",
         "Medians of the rounds; × store: the median of the rounds' ratios; calls: those that reached "

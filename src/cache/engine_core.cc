@@ -115,7 +115,7 @@ void EngineCore::forget_dirty_file(std::uint64_t file_id) {
   // Its backing descriptor closes here (an unlinked file's blocks come back), unless the flusher
   // is using it right now; it finds no dirty page of the file left.
   std::lock_guard backing_lock(gone->backing_mutex);
-  gone->write_target.reset();
+  gone->set_write_target(nullptr);
 }
 
 Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
@@ -230,7 +230,7 @@ Status EngineCore::release(FileHandle handle) {
       if (!still_dirty) dirty_files_.erase(it);
     }
   }
-  if (!still_dirty) file.write_target.reset();
+  if (!still_dirty) file.set_write_target(nullptr);
   if (gone || file.detached) {
     // Nothing will read its pages again (no name left, or its key reaches another file). One
     // that keeps dirty pages (its write-back failed) stays with the flusher, record and all.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "cache/file_state.h"
 #include "cache/meta/metadata_store.h"
 #include "cache/slot_table.h"
@@ -208,6 +209,8 @@ class EngineCore {
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);
+  // The pages of a sequential stream the flusher writes back per batch.
+  std::size_t stream_batch_pages() const;
   // The file's write_back_error (or else the damaged dirty page a read found), cleared: reported
   // once, by the next fsync or close. The cache lock must not be held.
   Status take_write_back_error(FileState& file);
@@ -278,6 +281,9 @@ class EngineCore {
   std::condition_variable slot_cleaned_;
   std::uint32_t writers_waiting_ = 0;
   bool draining_ = false;  // between the high and the low watermark
+  // Files a sequential stream of writes left a stream batch of dirty pages in: the flusher
+  // writes them back ahead of their close while no watermark presses it.
+  absl::flat_hash_set<std::uint64_t> streaming_files_;
   bool stopping_ = false;
   Status flush_error_;
   std::thread flusher_;

@@ -43,6 +43,25 @@ class SequentialStream {
   std::uint64_t run_bytes_ = 0;
 };
 
+// A mutex that says whether a thread is waiting for it: the flusher's batches of a stream,
+// which it takes one after another, give way to the fsync, close or truncate waiting for the
+// file's backing (std::mutex is not fair: a flusher that locks again at once can starve them).
+class GivingWayMutex {
+ public:
+  void lock() {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
+    mutex_.lock();
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  bool try_lock() { return mutex_.try_lock(); }
+  void unlock() { mutex_.unlock(); }
+  bool waited_for() const { return waiting_.load(std::memory_order_relaxed) > 0; }
+
+ private:
+  std::mutex mutex_;
+  std::atomic<int> waiting_{0};
+};
+
 struct FileState {
   std::uint64_t file_id = 0;
   // Guarded by the engine's namespace lock: the key it is found by, and the path it was last
@@ -58,7 +77,7 @@ struct FileState {
   // Serializes the engine's own changes to the backing file that happen outside `lock` (the
   // write-back flusher) with truncate, fallocate, fsync and the last release. Lock order: after
   // `lock`, before the cache lock.
-  std::mutex backing_mutex;
+  GivingWayMutex backing_mutex;
   // The backing file's attributes as the engine last left them (at open, after each of its own
   // writes, write-backs and truncates); guarded by backing_mutex. At the last release a file
   // that differs was changed behind the engine's back.
@@ -84,8 +103,15 @@ struct FileState {
     return !now.same_file_and_contents(own);
   }
   // write-back: the handle of the last write, through which its dirty pages go back (kept
-  // open until they have); guarded by backing_mutex.
+  // open until they have); guarded by backing_mutex, changed only by set_write_target.
   std::shared_ptr<BackingFile> write_target;
+  // write_target's file, read without backing_mutex: a write through the handle that is the
+  // target already takes no backing_mutex, which the flusher holds while a batch goes back.
+  std::atomic<const BackingFile*> write_target_file{nullptr};
+  void set_write_target(std::shared_ptr<BackingFile> target) {
+    write_target = std::move(target);
+    write_target_file.store(write_target.get(), std::memory_order_release);
+  }
   // write-back: why dirty pages of the file had to be dropped unwritten (by the flusher, a
   // truncate), until an fsync or close reports it; guarded by backing_mutex.
   Status write_back_error;

@@ -74,6 +74,7 @@ std::string EngineOptions::to_json() const {
       {"dirty_high_watermark_percent", dirty_high_watermark_percent},
       {"dirty_low_watermark_percent", dirty_low_watermark_percent},
       {"flush_batch_pages", flush_batch_pages},
+      {"write_back_stream_bytes", write_back_stream_bytes},
       {"commit_interval_ms", commit_interval_ms},
       {"commit_pending_bytes", commit_pending_bytes},
       {"identity", identity ? identity_rule_name(*identity) : "auto"},

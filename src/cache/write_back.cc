@@ -71,10 +71,11 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
                                                  const std::shared_ptr<BackingFile>& backing, std::uint64_t offset,
                                                  ConstByteSpan data) {
   FileState& file = *state;
-  {
+  if (file.write_target_file.load(std::memory_order_acquire) != backing.get()) {
     std::lock_guard backing_lock(file.backing_mutex);
-    file.write_target = backing;
+    file.set_write_target(backing);
   }
+  const std::uint64_t stream_bytes = file.write_stream.note(offset, data.size());
   const std::uint64_t end = offset + data.size();
   // The size grows before any page is dirty: the flusher cuts what it writes back at it.
   file.size_bytes = std::max(file.size_bytes.load(), end);
@@ -134,14 +135,26 @@ Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState
       flush_wanted_.notify_one();
     first += count;
   }
+  // A sequential stream goes back behind its writer (options_.write_back_stream_bytes): the close
+  // of a streamed file used to write all of it back after the writer had finished.
+  if (options_.write_back_stream_bytes != 0 && stream_bytes >= options_.write_back_stream_bytes) {
+    std::lock_guard cache(cache_mutex_);
+    if (slots_->dirty_count_of(file.file_id) >= stream_batch_pages()) {
+      streaming_files_.insert(file.file_id);
+      flush_wanted_.notify_one();
+    }
+  }
   return data.size();
+}
+
+std::size_t EngineCore::stream_batch_pages() const {
+  return std::max<std::size_t>(1, options_.write_back_stream_bytes / page_size_);
 }
 
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
                               std::size_t max_pages, LostPages& lost) {
-  // The flusher's batches are small (it writes back beside the writers); a drain's are large.
-  const std::size_t batch =
-      std::max<std::size_t>(1, max_pages != 0 ? options_.flush_batch_pages : kDrainBatchBytes / page_size_);
+  // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
+  const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
   std::size_t written = 0;
   std::vector<std::uint8_t> bytes;
   while (max_pages == 0 || written < max_pages) {
@@ -275,14 +288,26 @@ void EngineCore::run_flusher() {
   const auto above = [&](std::uint8_t percent) {
     return slots_->dirty_count() * 100ULL > std::uint64_t{slots_->capacity()} * percent;
   };
+  const auto pressed = [&] {
+    return writers_waiting_ > 0 || above(options_.dirty_high_watermark_percent) ||
+           (draining_ && above(options_.dirty_low_watermark_percent));
+  };
   for (;;) {
-    flush_wanted_.wait(cache, [&] {
-      return stopping_ || writers_waiting_ > 0 || above(options_.dirty_high_watermark_percent) ||
-             (draining_ && above(options_.dirty_low_watermark_percent));
-    });
+    flush_wanted_.wait(cache, [&] { return stopping_ || pressed() || !streaming_files_.empty(); });
     if (stopping_) return;
-    draining_ = true;
-    const std::uint64_t file_id = slots_->next_dirty_file();
+    std::uint64_t file_id = 0;
+    std::size_t batch = options_.flush_batch_pages;
+    const bool streaming = !pressed();
+    if (!streaming) {
+      draining_ = true;
+      file_id = slots_->next_dirty_file();
+    } else {
+      // No pressure: a batch of a sequential stream's pages behind its writer.
+      file_id = *streaming_files_.begin();
+      streaming_files_.erase(streaming_files_.begin());
+      batch = stream_batch_pages();
+      if (slots_->dirty_count_of(file_id) < batch) continue;
+    }
     const auto it = dirty_files_.find(file_id);
     if (file_id == 0 || it == dirty_files_.end() || !failed_.is_ok()) {
       draining_ = false;
@@ -294,10 +319,15 @@ void EngineCore::run_flusher() {
     Status flushed;
     {
       std::lock_guard backing_lock(file->backing_mutex);
-      flushed = flush_file_locked(*file, options_.flush_batch_pages);
+      flushed = flush_file_locked(*file, batch);
     }
     cache.lock();
     flush_error_ = flushed;
+    // A stream's next batch follows unless an fsync, close or truncate waits for the file (it
+    // drains the rest itself); the writer's next write asks again.
+    if (flushed.is_ok() && streaming && !pressed() && !file->backing_mutex.waited_for() &&
+        slots_->dirty_count_of(file_id) >= batch)
+      streaming_files_.insert(file_id);
     if (!flushed.is_ok()) {
       // Writers waiting for a clean slot get the error; the flusher tries again later.
       slot_cleaned_.notify_all();

@@ -1,6 +1,9 @@
 // Write-back: dirty pages in the cache, the flusher, fsync, the last release, restarts.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -209,6 +212,45 @@ TEST_CASE("write-back: a drain writes each run of consecutive dirty pages with o
   CHECK(rig.get("f") == model);
   CHECK(rig.engine().stats().dirty_pages == 0);
   REQUIRE(rig.engine().release(*file).is_ok());
+}
+
+TEST_CASE("write-back: a sequential stream goes back behind its writer before its close; random writes stay") {
+  EngineOptions options = write_back_options();
+  options.write_back_stream_bytes = 0;  // set below, once the page size is known
+  EngineRig probe(options);
+  const std::uint32_t P = probe.page_size();
+  options.write_back_stream_bytes = 8ULL * P;
+  EngineRig rig(options);
+  rig.put("stream", {});
+  rig.put("random", {});
+  auto stream = rig.engine().open_file("stream");
+  auto random = rig.engine().open_file("random");
+  REQUIRE(stream.is_ok());
+  REQUIRE(random.is_ok());
+  // 64 pages in order, 4 at a time; and 64 pages of the other file, none next to the last one.
+  std::vector<std::uint8_t> streamed;
+  for (std::uint64_t page = 0; page < 64; page += 4) {
+    const auto piece = pattern(static_cast<std::uint32_t>(page), 4ULL * P);
+    REQUIRE(rig.engine().write(*stream, page * P, piece).is_ok());
+    apply(streamed, page * P, piece);
+  }
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    const std::uint64_t page = (i * 37) % 64;  // a step of 37 pages: never the page after the last
+    REQUIRE(rig.engine().write(*random, page * P, pattern(static_cast<std::uint32_t>(1000 + page), P)).is_ok());
+  }
+  // The flusher takes the stream's batches as the writes ask (no watermark is near: the cache
+  // holds far more than 128 pages); each write past the first 8 pages asked for one.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (rig.get("stream").size() < 48ULL * P && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::vector<std::uint8_t> before_close = rig.get("stream");
+  REQUIRE(before_close.size() >= 48ULL * P);
+  CHECK(std::equal(before_close.begin(), before_close.end(), streamed.begin()));
+  CHECK(rig.get("random").empty());  // random writes are not a stream: they wait for the close
+  REQUIRE(rig.engine().release(*stream).is_ok());
+  REQUIRE(rig.engine().release(*random).is_ok());
+  CHECK(rig.get("stream") == streamed);
+  CHECK(rig.get("random").size() == 64ULL * P);
 }
 
 TEST_CASE("write-back: concurrent writers, readers and fsyncs on the same and different files") {
