@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
 import harness  # noqa: E402
 import tree  # noqa: E402
-from slowstore_mount import SlowstoreMount, is_mounted, unmount  # noqa: E402
+from slowstore_mount import SlowstoreMount, is_mounted, prepare_runner, unmount  # noqa: E402
 
 MB = 1e6
 GOALS = {"4 KiB random reads": 20.0}  # every other workload: 2x
@@ -270,12 +269,7 @@ def main():
     parser.add_argument("--no-kill", action="store_true", help="skip the pass after kill -9")
     parser.add_argument("--results", default=os.path.join(HERE, "results.md"), help="where the tables go")
     args = parser.parse_args()
-    harness.require_fuse()
-    for variable in ("FLASHDIR", "SLOWSTORE"):
-        if not os.access(os.environ.get(variable, ""), os.X_OK):
-            sys.exit(f"run.py: {variable} must name the binary (bench/slowstore/run.sh sets it)")
-    # A SIGTERM unwinds like Ctrl-C, through the unmounts below.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    prepare_runner("run.py")
     work = args.work or tempfile.mkdtemp(prefix="slowstore-bench-", dir=args.dir)
     started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
     run = Run(args, work)

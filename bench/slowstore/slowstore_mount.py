@@ -11,7 +11,17 @@ import time
 
 # The FUSE tests' mount helpers: is_mounted, and unmount (fusermount3 -u, then -uz).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fuse"))
-from harness import is_mounted, unmount  # noqa: E402
+from harness import is_mounted, require_fuse, unmount  # noqa: E402
+
+
+def prepare_runner(program):
+    """For a benchmark runner: exits unless FUSE works and FLASHDIR and SLOWSTORE name the
+    binaries; a SIGTERM then unwinds like Ctrl-C, through the runner's unmounts."""
+    require_fuse()
+    for variable in ("FLASHDIR", "SLOWSTORE"):
+        if not os.access(os.environ.get(variable, ""), os.X_OK):
+            sys.exit(f"{program}: {variable} must name the binary (bench/slowstore/run.sh sets it)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 class SlowstoreMount:

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
 import harness  # noqa: E402
-from slowstore_mount import SlowstoreMount, is_mounted, unmount  # noqa: E402
+from slowstore_mount import SlowstoreMount, is_mounted, prepare_runner, unmount  # noqa: E402
 
 MB = 1e6
 RANDOM_FILE_BYTES = 64 << 20
@@ -75,11 +74,7 @@ def main():
     parser.add_argument("--cache-size", default="1G")
     parser.add_argument("--results", default=os.path.join(HERE, "writes.md"))
     args = parser.parse_args()
-    harness.require_fuse()
-    for variable in ("FLASHDIR", "SLOWSTORE"):
-        if not os.access(os.environ.get(variable, ""), os.X_OK):
-            sys.exit(f"writes.py: {variable} must name the binary (bench/slowstore/run.sh sets it)")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    prepare_runner("writes.py")
     work = tempfile.mkdtemp(prefix="slowstore-writes-", dir=args.dir)
     backing, slow_mnt, fast_mnt = f"{work}/backing", f"{work}/slow", f"{work}/fast"
     for d in (backing, slow_mnt, fast_mnt):
