@@ -109,9 +109,12 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
     FaultPlan plan;
     plan.seed = runs.seed(run);
     plan.cut_one_in = 1000 + random.uniform(4000);
-    REQUIRE(rig.power_cycle(plan).is_ok());
+    // The cut may come in that engine's open itself: then no operation runs, and the recovery
+    // below is all there is to check.
+    const flashdir::Status opened = rig.power_cycle(plan);
+    if (!opened.is_ok()) REQUIRE(rig.power_lost());
     std::vector<FileHandle> files;
-    for (int f = 0; f < kFiles; ++f) files.push_back(rig.engine().open_file(model[f].name).value());
+    for (int f = 0; opened.is_ok() && f < kFiles; ++f) files.push_back(rig.engine().open_file(model[f].name).value());
     std::uint64_t version = 1;
     int renames = 0;
     std::vector<std::uint8_t> read(P);
@@ -152,7 +155,7 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
         if (!renamed.is_ok()) break;
       }
     }
-    evictions += rig.engine().stats().evicted_pages;
+    if (opened.is_ok()) evictions += rig.engine().stats().evicted_pages;
     INFO("cut: " << (rig.power_lost() ? "yes" : "no (the run ended first)"));
     // Half the runs cut the restart as well, a few operations into the engine's part of it.
     if (random.uniform(2) == 0) {
@@ -185,8 +188,9 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
       if (pass == 0) REQUIRE(rig.restart().is_ok());
     }
   }
-  // The workloads did what they are for: evictions, and restarts that were cut.
-  if (run_count >= 12) {
+  // The workloads did what they are for: evictions, and restarts that were cut (over all the
+  // runs: a replay of one run need not have either).
+  if (run_count >= 12 && runs.all_selected()) {
     CHECK(evictions > 0);
     CHECK(restart_cuts > 0);
   }

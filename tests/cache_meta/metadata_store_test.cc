@@ -287,6 +287,24 @@ TEST_CASE("metadata writes per data write of each scheme", "[cache-meta]") {
   CHECK_FALSE(chip_page(rig, 1).entries[20 - 13].dirty());
 }
 
+TEST_CASE("write-update: the write that clears the clean mark does not publish a dirty entry before its data",
+          "[cache-meta][write-update]") {
+  // A cut after the first metadata write of a clean cache and before the dirty write's data is
+  // durable (the write-back crash oracle found it: FLASHDIR_TEST_SEED=228 FLASHDIR_TEST_RUN=1).
+  StoreRig rig(MetadataScheme::write_update, format::RamPolicy::tree, std::nullopt, 64 << 10);  // data stays in RAM
+  const SlotWrite write{0, SlotEntry{7, 3, true}};
+  REQUIRE_OK(rig.store().before_data_write(std::span(&write, 1)));
+  const auto page0 = chip_page(rig, 0);
+  CHECK_FALSE(page0.header.clean_shutdown);  // the mark went before the data
+  CHECK_FALSE(page0.entries[0].valid());     // the entry did not
+  REQUIRE_OK(rig.ftl().write(rig.layout().data_lpn(0), 1, std::vector<std::uint8_t>(rig.geometry().page_size_bytes, 1)));
+  auto recovered = rig.power_cycle();
+  REQUIRE_OK(recovered);
+  // Trusted, the slot would have been written back from a data page the chip never got.
+  CHECK(recovered->usable.empty());
+  CHECK(recovered->dirty == 0);
+}
+
 TEST_CASE("drops: buffered ones trim once their page is written, forced ones at once", "[cache-meta][drop]") {
   const auto scheme = GENERATE(from_range(std::begin(kMetadataSchemes), std::end(kMetadataSchemes)));
   INFO("scheme " << scheme_label(scheme));

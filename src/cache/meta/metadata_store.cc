@@ -250,6 +250,7 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
     for (const SlotWrite& w : writes) batch_pages.push_back(layout_.page_of(w.slot));
     FLASHDIR_TRY(make_window_room(std::move(batch_pages)));
   }
+  std::vector<std::pair<const SlotWrite*, std::uint8_t>> new_entries;  // each write's entry, with its flags
   for (const SlotWrite& w : writes) {
     const std::uint32_t page = layout_.page_of(w.slot);
     // A buffered drop of this slot is overtaken: the new data replaces the LPN, no trim.
@@ -292,12 +293,26 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
         break;
     }
     if (dirty_in_place && old.flags == flags && scheme_ != MetadataScheme::update_write_update) continue;
-    set_entry(w.slot, w.entry.file_id, w.entry.page_no, flags);
-    note_update(page);
+    new_entries.push_back({&w, flags});
   }
+  const auto set_new_entries = [&] {
+    for (const auto& [w, flags] : new_entries) {
+      set_entry(w->slot, w->entry.file_id, w->entry.page_no, flags);
+      note_update(layout_.page_of(w->slot));
+    }
+  };
   // The clean mark goes before any data changes under it.
   if (clean_mark_on_chip_ && pages.empty() && !writes.empty()) pages.push_back(layout_.page_of(writes.front().slot));
-  return write_pages(std::move(pages));
+  // A write-update entry reaches the chip only once its data is durable (after_data_write): the
+  // writes before the data (the clean mark's, or a dirty entry's that must stop naming the slot)
+  // carry the slots' entries as they were. Written with its new DIRTY entry, the first page a
+  // clean open wrote trusted a slot whose data a cut then lost, and the restart wrote the slot's
+  // zeros back over the file (the write-back crash oracle, seed 228 run 1).
+  const bool entries_after_data = scheme_ == MetadataScheme::write_update;
+  if (!entries_after_data) set_new_entries();
+  FLASHDIR_TRY(write_pages(std::move(pages)));
+  if (entries_after_data) set_new_entries();
+  return Status::ok();
 }
 
 Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::uint64_t ftl_seq) {
