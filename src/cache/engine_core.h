@@ -200,12 +200,13 @@ class EngineCore {
   // write-back: a write into the cache as dirty pages (file lock held exclusively).
   Result<std::size_t> write_into_cache(const std::shared_ptr<FileState>& file, const std::shared_ptr<BackingFile>& backing,
                                        std::uint64_t offset, ConstByteSpan data);
-  // Writes dirty pages of `file_id` back to `target` (cut at `size_bytes`), syncs it and marks
-  // them clean; at most about `max_pages` (0: all). Takes cache_mutex_ only around slot work.
+  // Writes dirty pages of `file_id` back to `target` (cut at `file_size`, read with each batch's
+  // pages), syncs it and marks them clean; at most about `max_pages` (0: all). Takes
+  // cache_mutex_ only around slot work.
   // An error leaves the pages not written dirty, except pages that can never go back, which are
   // dropped and added to `lost`.
-  Status write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes, std::size_t max_pages,
-                    LostPages& lost);
+  Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
+                    std::size_t max_pages, LostPages& lost);
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);

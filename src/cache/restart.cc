@@ -121,7 +121,8 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     // and reported; failing the open for them would lose nothing less, and the next open would
     // not even know.
     LostPages lost;
-    FLASHDIR_TRY(write_back(file_id, **file, end, 0, lost));
+    const std::atomic<std::uint64_t> size{end};
+    FLASHDIR_TRY(write_back(file_id, **file, size, 0, lost));
     if (lost.count != 0) {
       note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
       note_file_loss(known->relative_path, fmt::format("{} pages that were only in the cache are lost: {}", lost.count,

@@ -151,7 +151,7 @@ std::size_t EngineCore::stream_batch_pages() const {
   return std::max<std::size_t>(1, options_.write_back_stream_bytes / page_size_);
 }
 
-Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::uint64_t size_bytes,
+Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                               std::size_t max_pages, LostPages& lost) {
   // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
   const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
@@ -161,9 +161,16 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, std::u
     std::vector<SlotIndex> slots;
     std::vector<SlotIndex> flushed;  // the slots read, and the file pages they held then
     BatchPages pages;
+    std::uint64_t size_bytes = 0;  // the file's size when the batch's pages were taken
     {
       std::lock_guard cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
+      // Read under the cache lock, with the pages: a writer grows the size before it dirties a
+      // page past it (under this lock), so every page taken lies below the size read here. A size
+      // read before would cut a page a concurrent write added at its end out of the backing
+      // write, and the page would be marked clean all the same (the write-back crash oracle
+      // found it once writers stopped taking backing_mutex at every write).
+      size_bytes = file_size.load();
       // The file's lowest dirty pages first: a batch that extends the backing file then leaves
       // no dirty page below its end unwritten, so a cut before the next batch cannot leave a
       // hole (zeros) inside the file where a dirty page was only in the device RAM.
