@@ -53,7 +53,6 @@ class GivingWayMutex {
     mutex_.lock();
     waiting_.fetch_sub(1, std::memory_order_relaxed);
   }
-  bool try_lock() { return mutex_.try_lock(); }
   void unlock() { mutex_.unlock(); }
   bool waited_for() const { return waiting_.load(std::memory_order_relaxed) > 0; }
 

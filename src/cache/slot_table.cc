@@ -80,7 +80,8 @@ void SlotTable::remove(std::span<const SlotIndex> slots) {
   absl::flat_hash_map<std::uint64_t, std::uint32_t> leaving;
   for (SlotIndex slot : slots) ++leaving[store_.file_id_of(slot)];
   absl::flat_hash_map<std::uint64_t, bool> rebuild;
-  for (const auto& [file_id, count] : leaving) rebuild[file_id] = std::uint64_t{count} * 16 > files_.at(file_id).pages.size();
+  for (const auto& [file_id, count] : leaving)
+    rebuild[file_id] = std::uint64_t{count} * 16 > files_.at(file_id).pages.size();
   for (SlotIndex slot : slots) {
     assert(occupied(slot));
     const std::uint64_t file_id = store_.file_id_of(slot);

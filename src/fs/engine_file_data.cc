@@ -233,7 +233,7 @@ SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(CallerBacking
   }
   const int reference = ::fcntl(caller.reference(), F_DUPFD_CLOEXEC, 0);
   if (reference < 0) return last_errno();
-  const bool reference_reads = (::fcntl(reference, F_GETFL) & O_PATH) == 0;
+  const bool reference_reads = caller.opened();  // not the O_PATH one, which reads nothing
   return cache::adopt_posix_backing_file_opened_on_use(
       reference, relative_path, [flags, reference_reads](int reference_fd) {
         const int fd = engine_descriptor(reference_fd, flags, true);
