@@ -22,6 +22,10 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          on first use; owned by you, nobody else able to write along its path)
   size=SIZE              size of a cache created by this mount (default 1G; K/M/G/T suffixes)
   mode=MODE              writethrough (default) | writeback | writearound
+  writeback_delay=SECS   writeback: a close returns once the data is durable in the cache, and the
+                         backing gets it within SECS (fractions allowed, up to 3600); another client
+                         of the backing sees it that much later, and an error writing it back is
+                         only logged. Default: a close waits until the backing holds the file
   ram=SIZE               device RAM of the simulated SSD (default: as the cache was made: size/16, 4M to 64M)
   ram_policy=P           tree | aps | static:PERCENT (default: as the cache was made)
   meta=SCHEME            lufuw (default) | write-update | update-write-update

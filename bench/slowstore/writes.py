@@ -3,9 +3,11 @@
 itself (issue 19's write goals), in one run.
 
 slowstore mounts an empty local directory with 1 ms per call; flashdir mounts the slowstore
-mount twice in turn, `mode=writethrough` and `mode=writeback` (its other defaults, the cache
-in the work directory). Workloads, timed from fio's start to its exit, so that the final fsync
-and the close (write-back's drain into the store) count:
+mount three times in turn, `mode=writethrough`, `mode=writeback` and `mode=writeback,
+writeback_delay=1` (its other defaults, the cache in the work directory). Workloads, timed from
+fio's start to its exit, so that the final fsync and the close (write-back's drain into the
+store) count; with the delay the close returns before the store has the data, so that target
+is also timed until the store holds all of it (the cache has no dirty page left):
 
   4 KiB random writes   fio randwrite, bs=4k, psync, 1 job, over a 64 MiB file made sparse
                         beforehand, time_based for --seconds, end_fsync=1: bytes written /
@@ -38,13 +40,22 @@ from slowstore_mount import SlowstoreMount, is_mounted, prepare_runner, unmount 
 MB = 1e6
 RANDOM_FILE_BYTES = 64 << 20
 SEQUENTIAL_BYTES = 256 << 20
-TARGETS = ("slowstore", "writethrough", "writeback")
+TARGETS = ("slowstore", "writethrough", "writeback", "writeback-delay")
+MOUNT_OPTIONS = {"writethrough": "mode=writethrough", "writeback": "mode=writeback",
+                 "writeback-delay": "mode=writeback,writeback_delay=1"}
 WORKLOADS = ("4 KiB random writes", "sequential write")
 GOAL = 0.9
 
 
-def fio(mount, workload, seconds):
-    """Runs the workload in `mount`; returns (wall seconds, figure, bytes written)."""
+def dirty_pages(mount):
+    with open(f"{mount}/.flashdir/stats.json") as f:
+        return json.load(f)["cache"]["dirty_pages"]
+
+
+def fio(mount, workload, seconds, settle=False):
+    """Runs the workload in `mount`; returns (wall seconds, figure, bytes written, seconds until
+    the store held everything). With `settle` (a flashdir mount) the last is timed until the
+    cache has no dirty page left; otherwise it is the wall time."""
     path = f"{mount}/written"
     if workload == "4 KiB random writes":
         with open(path, "wb") as f:
@@ -58,10 +69,13 @@ def fio(mount, workload, seconds):
                              "--end_fsync=1", "--fallocate=none", "--output-format=json", *shape],
                             capture_output=True, text=True, check=True)
     wall = time.monotonic() - started
+    while settle and dirty_pages(mount) > 0:
+        time.sleep(0.05)
+    settled = time.monotonic() - started
     written = json.loads(result.stdout)["jobs"][0]["write"]["io_bytes"]
     os.unlink(path)
     figure = written / 4096 / wall if workload == "4 KiB random writes" else written / wall / MB
-    return wall, figure, written
+    return wall, figure, written, settled
 
 
 def main():
@@ -80,7 +94,7 @@ def main():
     for d in (backing, slow_mnt, fast_mnt):
         os.makedirs(d)
     started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
-    samples = []  # (round, workload, target, figure, calls)
+    samples = []  # (round, workload, target, figure, calls, figure until the store held it)
     slow = None
     try:
         slow = SlowstoreMount(os.environ["SLOWSTORE"], backing, slow_mnt, f"latency_us={args.latency_us},bandwidth_mbps={args.bandwidth_mbps}")
@@ -89,16 +103,18 @@ def main():
             for target in order:
                 fast = None
                 if target != "slowstore":
-                    fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", f"mode={target}",
+                    fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", MOUNT_OPTIONS[target],
                                          size=args.cache_size)
                 try:
                     for workload in WORKLOADS:
                         before = slow.counts()["total_calls"]
-                        wall, figure, written = fio(slow_mnt if fast is None else fast_mnt, workload, args.seconds)
+                        wall, figure, written, settled = fio(slow_mnt if fast is None else fast_mnt, workload,
+                                                             args.seconds, settle=fast is not None)
                         calls = slow.counts()["total_calls"] - before
-                        samples.append((rnd, workload, target, figure, calls))
+                        samples.append((rnd, workload, target, figure, calls, figure * wall / settled))
                         print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "
-                              f"({written / MB:,.0f} MB in {wall:.2f} s, {calls:,} slowstore calls)", flush=True)
+                              f"({written / MB:,.0f} MB in {wall:.2f} s, in the store after {settled:.2f} s, "
+                              f"{calls:,} slowstore calls)", flush=True)
                 finally:
                     if fast is not None:
                         fast.stop()
@@ -113,8 +129,9 @@ def main():
     def of(workload, target):
         return [s for s in samples if s[1] == workload and s[2] == target]
 
-    lines = ["| workload | slowstore | flashdir write-through (× store) | flashdir write-back, close included (× store) |",
-             "|---|---|---|---|"]
+    lines = ["| workload | slowstore | flashdir write-through (× store) | flashdir write-back, close included (× store) "
+             "| write-back, writeback_delay=1: until the close (× store) | the same until the store holds it (× store) |",
+             "|---|---|---|---|---|---|"]
     for workload in WORKLOADS:
         unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
         store = {s[0]: s[3] for s in of(workload, "slowstore")}
@@ -125,6 +142,10 @@ def main():
             verdict = "met" if ratio >= GOAL else "not met"
             cells.append(f"{statistics.median(s[3] for s in runs):,.1f} {unit}, {ratio:.2f}× (≥ {GOAL}×: {verdict}; "
                          f"{statistics.median(s[4] for s in runs):,.0f} calls)")
+        delayed = of(workload, "writeback-delay")
+        for figure in (3, 5):
+            ratio = statistics.median(s[figure] / store[s[0]] for s in delayed)
+            cells.append(f"{statistics.median(s[figure] for s in delayed):,.1f} {unit}, {ratio:.2f}×")
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
     text = "\n".join([

@@ -38,6 +38,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"not_promoted_pages", s.not_promoted_pages},
       {"evicted_pages", s.evicted_pages},
       {"written_back_pages", s.written_back_pages},
+      {"delayed_write_backs", s.delayed_write_backs},
       {"writer_waits", s.writer_waits},
       {"commits", s.commits},
       {"corrupt_pages", s.corrupt_pages},
@@ -113,6 +114,11 @@ Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }
 Status Engine::write_back_keeping_error(FileHandle file) { return core_->write_back(file, false); }
+Status Engine::write_back_at_close(FileHandle file) { return core_->write_back_at_close(file); }
+Status Engine::write_back_closed(std::string_view relative_path, const BackingAttributes& attributes) {
+  return core_->write_back_closed(relative_path, attributes);
+}
+bool Engine::delays_write_back() const { return core_->delays_write_back(); }
 Status Engine::commit() { return core_->commit(); }
 Result<std::uint64_t> Engine::size(FileHandle file) { return core_->size(file); }
 Status Engine::release(FileHandle file) { return core_->release(file); }

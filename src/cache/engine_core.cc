@@ -217,8 +217,9 @@ Status EngineCore::release(FileHandle handle) {
     gone = before->link_count == 0;
   }
   // The last release writes the file's dirty pages back into its own descriptor (they stay
-  // dirty, and the file known to the flusher, if that fails).
-  if (!gone) FLASHDIR_TRY(flush_file_locked(file, 0));
+  // dirty, and the file known to the flusher, if that fails), or with a delay leaves them to
+  // the flusher.
+  if (!gone) FLASHDIR_TRY(delays_write_back() ? defer_write_back(file) : flush_file_locked(file, 0));
   auto attributes = attributes_of(*released->backing);
   if (!attributes.is_ok()) return attributes.status();
   gone = gone || attributes->link_count == 0;
@@ -435,37 +436,8 @@ Status EngineCore::fsync(FileHandle handle) {
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
   if (options_.write_mode == WriteMode::write_back) {
-    // The dirty pages become durable in the cache, then the backing file takes the file's size:
-    // a restart writes dirty pages back up to the backing file's end, so the size must be there,
-    // but only once the pages are — in the other order a cut between the two leaves zeros in
-    // the backing file where the pages were.
     std::lock_guard backing_lock(file.backing_mutex);
-    std::vector<SlotIndex> dirty;
-    {
-      std::lock_guard cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      dirty = slots_->dirty_slots_of(file.file_id);
-    }
-    // The catalog knows the file holds fsync'd data before the fsync returns: a restart that
-    // finds the metadata damaged can then name it (the file lock keeps its pages as they are).
-    if (!dirty.empty() && !file.marked_unwritten) {
-      FLASHDIR_TRY(catalog_.mark_unwritten(file.file_id, true));
-      file.marked_unwritten = true;
-    }
-    {
-      std::lock_guard cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
-    }
-    BackingFile& backing = *(*open)->backing;
-    FLASHDIR_TRY(note_outside_change(file, backing));
-    if (file.expected.size_bytes < file.size_bytes) {
-      if (Status s = backing.truncate(file.size_bytes); !s.is_ok()) {
-        ++counters_.backing_errors;
-        return s;
-      }
-      FLASHDIR_TRY(note_own_change(file, backing));
-    }
+    FLASHDIR_TRY(make_dirty_pages_durable(file, *(*open)->backing));
     FLASHDIR_TRY(take_write_back_error(file));
   }
   // Write-through and write-around: every byte written is in the backing file already.
@@ -486,8 +458,11 @@ Status EngineCore::close() {
     for (const auto& [file_id, file] : dirty_files_) dirty.push_back(file);
   }
   for (const auto& file : dirty) {
-    std::lock_guard backing_lock(file->backing_mutex);
-    FLASHDIR_TRY(flush_file_locked(*file, 0));
+    {
+      std::lock_guard backing_lock(file->backing_mutex);
+      FLASHDIR_TRY(flush_file_locked(*file, 0));
+    }
+    FLASHDIR_TRY(settle_closed_file(file));
   }
   std::lock_guard cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
@@ -643,6 +618,7 @@ EngineStats EngineCore::stats() const {
   s.renumbered_files = counters_.renumbered_files;
   s.backing_errors = counters_.backing_errors;
   s.written_back_pages = counters_.written_back_pages;
+  s.delayed_write_backs = counters_.delayed_write_backs;
   s.writer_waits = counters_.writer_waits;
   s.commits = counters_.commits;
   s.restart = restart_;

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -64,6 +65,12 @@ class EngineCore {
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
   Status fsync(FileHandle handle);
   Status write_back(FileHandle handle, bool take_error);
+  Status write_back_at_close(FileHandle handle);
+  Status write_back_closed(std::string_view relative_path, const BackingAttributes& attributes);
+  // write-back with a delay: a close leaves the file's dirty pages to the flusher.
+  bool delays_write_back() const {
+    return options_.write_mode == WriteMode::write_back && options_.write_back_delay_ms != 0;
+  }
   Status commit();
   Result<std::uint64_t> size(FileHandle handle);
   Status release(FileHandle handle);
@@ -93,7 +100,7 @@ class EngineCore {
     std::atomic<std::uint64_t> read_requests{0}, read_hit_pages{0}, read_miss_pages{0}, read_ahead_pages{0},
         write_requests{0}, written_pages{0}, admitted_pages{0}, cutoff_bypassed_pages{0}, not_promoted_pages{0},
         evicted_pages{0}, corrupt_pages{0}, stale_drops{0}, backing_errors{0}, written_back_pages{0},
-        writer_waits{0}, commits{0}, renumbered_files{0};
+        delayed_write_backs{0}, writer_waits{0}, commits{0}, renumbered_files{0};
   };
 
   // Open, step by step (identity.cc): the cache belongs to this backing directory (recorded at
@@ -210,6 +217,22 @@ class EngineCore {
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);
+  // write-back: the file's dirty pages become durable in the cache, then the backing file takes
+  // the file's size (fsync, and a close with a delay). backing_mutex held, and the file lock or
+  // the last handle.
+  Status make_dirty_pages_durable(FileState& file, BackingFile& backing);
+  // A close with a delay: make_dirty_pages_durable, and the flusher is due to write the file back
+  // within the delay (write_back_due). backing_mutex held.
+  Status defer_write_back(FileState& file);
+  // Under cache_mutex_: the file is due for the flusher a delay from now.
+  void schedule_write_back(FileState& file);
+  // The flusher, once a file's delay is over: writes it back (retried a delay later on error)
+  // and settles it. Takes every lock it needs; holds none on entry.
+  void finish_delayed_write_back(const std::shared_ptr<FileState>& file);
+  // A file in dirty_files_ whose pages went back: closed by all and clean now, it leaves the
+  // flusher (its write-back descriptor closes) and the catalog records it as it now is.
+  // Namespace lock held, no other.
+  Status settle_closed_file(const std::shared_ptr<FileState>& file);
   // The pages of a sequential stream the flusher writes back per batch.
   std::size_t stream_batch_pages() const;
   // The file's write_back_error (or else the damaged dirty page a read found), cleared: reported
@@ -285,6 +308,13 @@ class EngineCore {
   // Files a sequential stream of writes left a stream batch of dirty pages in: the flusher
   // writes them back ahead of their close while no watermark presses it.
   absl::flat_hash_set<std::uint64_t> streaming_files_;
+  // Files closed with dirty pages under a write-back delay, in the order they fall due (the
+  // delay is the same for all); an entry whose file's write_back_due differs is stale.
+  struct DelayedWriteBack {
+    std::chrono::steady_clock::time_point due;
+    std::uint64_t file_id = 0;
+  };
+  std::deque<DelayedWriteBack> delayed_write_backs_;
   bool stopping_ = false;
   Status flush_error_;
   std::thread flusher_;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 
@@ -111,6 +113,11 @@ struct FileState {
     write_target = std::move(target);
     write_target_file.store(write_target.get(), std::memory_order_release);
   }
+  // write-back with a delay (EngineOptions::write_back_delay_ms): when the flusher writes the
+  // file back, set by the first close that left dirty pages and cleared once they are back (a
+  // later close does not move it, so the delay bounds how stale the backing file is); guarded by
+  // the engine's cache lock.
+  std::optional<std::chrono::steady_clock::time_point> write_back_due;
   // write-back: why dirty pages of the file had to be dropped unwritten (by the flusher, a
   // truncate), until an fsync or close reports it; guarded by backing_mutex.
   Status write_back_error;

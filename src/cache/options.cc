@@ -59,6 +59,7 @@ Status EngineOptions::validate() const {
   if (flush_batch_pages == 0) return Status::invalid_argument("flush_batch_pages must be positive");
   if (read_ahead_pages > 1024) return Status::invalid_argument("read_ahead_pages is at most 1024");
   if (commit_interval_ms > 3'600'000) return Status::invalid_argument("commit_interval_ms is at most an hour (3600000)");
+  if (write_back_delay_ms > 3'600'000) return Status::invalid_argument("write_back_delay_ms is at most an hour (3600000)");
   return Status::ok();
 }
 
@@ -75,6 +76,7 @@ std::string EngineOptions::to_json() const {
       {"dirty_low_watermark_percent", dirty_low_watermark_percent},
       {"flush_batch_pages", flush_batch_pages},
       {"write_back_stream_bytes", write_back_stream_bytes},
+      {"write_back_delay_ms", write_back_delay_ms},
       {"commit_interval_ms", commit_interval_ms},
       {"commit_pending_bytes", commit_pending_bytes},
       {"identity", identity ? identity_rule_name(*identity) : "auto"},

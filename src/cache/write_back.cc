@@ -271,6 +271,39 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   return Status::ok();
 }
 
+Status EngineCore::make_dirty_pages_durable(FileState& file, BackingFile& backing) {
+  // The dirty pages become durable in the cache, then the backing file takes the file's size:
+  // a restart writes dirty pages back up to the backing file's end, so the size must be there,
+  // but only once the pages are — in the other order a cut between the two leaves zeros in
+  // the backing file where the pages were.
+  std::vector<SlotIndex> dirty;
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    dirty = slots_->dirty_slots_of(file.file_id);
+  }
+  // The catalog knows the file holds fsync'd data before the fsync returns: a restart that
+  // finds the metadata damaged can then name it (the file lock keeps its pages as they are).
+  if (!dirty.empty() && !file.marked_unwritten) {
+    FLASHDIR_TRY(catalog_.mark_unwritten(file.file_id, true));
+    file.marked_unwritten = true;
+  }
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    if (Status s = store_->sync_slots(dirty); !s.is_ok()) return fail(s);
+  }
+  FLASHDIR_TRY(note_outside_change(file, backing));
+  if (file.expected.size_bytes < file.size_bytes) {
+    if (Status s = backing.truncate(file.size_bytes); !s.is_ok()) {
+      ++counters_.backing_errors;
+      return s;
+    }
+    FLASHDIR_TRY(note_own_change(file, backing));
+  }
+  return Status::ok();
+}
+
 Status EngineCore::take_write_back_error(FileState& file) {
   Status lost;
   {
@@ -299,9 +332,36 @@ void EngineCore::run_flusher() {
     return writers_waiting_ > 0 || above(options_.dirty_high_watermark_percent) ||
            (draining_ && above(options_.dirty_low_watermark_percent));
   };
+  const auto delay_over = [&] {
+    return !delayed_write_backs_.empty() && delayed_write_backs_.front().due <= std::chrono::steady_clock::now();
+  };
+  const auto wanted = [&] { return stopping_ || pressed() || delay_over() || !streaming_files_.empty(); };
   for (;;) {
-    flush_wanted_.wait(cache, [&] { return stopping_ || pressed() || !streaming_files_.empty(); });
+    if (!wanted()) {
+      // Woken by a write, a close, or the next delay falling due (a close that starts one wakes
+      // the flusher to wait for it).
+      if (delayed_write_backs_.empty()) {
+        flush_wanted_.wait(cache);
+      } else {
+        const auto next_due = delayed_write_backs_.front().due;
+        flush_wanted_.wait_until(cache, next_due);
+      }
+      continue;
+    }
     if (stopping_) return;
+    if (!pressed() && delay_over()) {
+      // A file closed a delay ago goes back whole (an entry of a file written back and closed
+      // again since then is stale: its own entry comes later).
+      const DelayedWriteBack next = delayed_write_backs_.front();
+      delayed_write_backs_.pop_front();
+      const auto it = dirty_files_.find(next.file_id);
+      if (it == dirty_files_.end() || it->second->write_back_due != next.due || !failed_.is_ok()) continue;
+      const std::shared_ptr<FileState> file = it->second;
+      cache.unlock();
+      finish_delayed_write_back(file);
+      cache.lock();
+      continue;
+    }
     std::uint64_t file_id = 0;
     std::size_t batch = options_.flush_batch_pages;
     const bool streaming = !pressed();

@@ -96,14 +96,7 @@ class EngineOpenFile final : public OpenFile {
   SysResult<int> backing_fd() override { return fd_->get(); }
 
   bool bypasses_cache() const override { return direct() != nullptr; }
-  SysResult<bool> write_back_keeping_error() override {
-    if (!defers_writes()) return true;
-    if (Status s = engine().write_back_keeping_error(handle_); !s.is_ok()) {
-      if (leave_stopped_cache() != nullptr) return true;  // the backing file holds all of it
-      return errno_for(s);
-    }
-    return true;
-  }
+  SysResult<bool> write_back_keeping_error() override { return engine_write_back(&cache::Engine::write_back_keeping_error); }
   SysResult<bool> prepare_pass_through() override {
     std::lock_guard lock(switch_mutex_);
     return prepare_locked();
@@ -113,14 +106,8 @@ class EngineOpenFile final : public OpenFile {
   bool defers_writes() const override { return write_back_ && !bypasses_cache(); }
   bool opened_for_writing() const override { return for_writing_; }
 
-  SysResult<bool> write_back() override {
-    if (!defers_writes()) return true;
-    if (Status s = engine().write_back(handle_); !s.is_ok()) {
-      if (leave_stopped_cache() != nullptr) return true;
-      return errno_for(s);
-    }
-    return true;
-  }
+  SysResult<bool> write_back() override { return engine_write_back(&cache::Engine::write_back); }
+  SysResult<bool> write_back_at_close() override { return engine_write_back(&cache::Engine::write_back_at_close); }
 
   void correct_attributes(struct stat& st) override {
     if (!defers_writes()) return;
@@ -129,6 +116,16 @@ class EngineOpenFile final : public OpenFile {
 
  private:
   cache::Engine& engine() const { return cache_->engine(); }
+  // One of the engine's write-backs of this file, if its writes are deferred; after the engine
+  // stopped the backing file holds all of it (leave_stopped_cache).
+  SysResult<bool> engine_write_back(Status (cache::Engine::*call)(cache::FileHandle)) {
+    if (!defers_writes()) return true;
+    if (Status s = (engine().*call)(handle_); !s.is_ok()) {
+      if (leave_stopped_cache() != nullptr) return true;
+      return errno_for(s);
+    }
+    return true;
+  }
   // The file the data goes to once it bypasses the engine; null until pass_through().
   PassthroughFile* direct() const { return direct_.load(std::memory_order_acquire); }
 
@@ -253,6 +250,10 @@ EngineFileData::~EngineFileData() = default;
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   const struct statx* st = &request.attributes;
   if (request.bypass_cache || request.relative_path.empty() || !S_ISREG(st->stx_mode) || st->stx_nlink > 1) {
+    // A file the engine still writes back after its close reaches the backing file first.
+    if (!request.relative_path.empty() && S_ISREG(st->stx_mode)) {
+      if (auto written = write_back_closed(request.relative_path, *st); !written.is_ok()) return Errno{written.error()};
+    }
     ++bypassed_opens_;
     return PassthroughFile::open(*request.backing);
   }
@@ -307,6 +308,22 @@ SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string
   auto file = open(std::move(request));
   if (!file.is_ok()) return Errno{file.error()};
   return (*file)->truncate(size_bytes);
+}
+
+SysResult<bool> EngineFileData::write_back_unopened(int path_fd, const std::string& relative_path) {
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr || !cache->engine().delays_write_back()) return true;
+  auto attributes = statx_of(path_fd, STATX_BASIC_STATS | STATX_BTIME);
+  if (!attributes.is_ok()) return Errno{attributes.error()};
+  return write_back_closed(relative_path, *attributes);
+}
+
+SysResult<bool> EngineFileData::write_back_closed(const std::string& relative_path, const struct statx& attributes) {
+  std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
+  if (cache == nullptr || !cache->engine().delays_write_back()) return true;
+  Status s = cache->engine().write_back_closed(relative_path, cache::attributes_of_statx(attributes));
+  if (!s.is_ok()) return errno_for(s);
+  return true;
 }
 
 // A stopped cache is not told (its restart finds what changed behind it, as after a power cut);

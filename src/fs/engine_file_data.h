@@ -23,6 +23,7 @@ class EngineFileData final : public FileData {
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
   bool opens_readers_on_use() const override { return true; }
   SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path, std::uint64_t size_bytes) override;
+  SysResult<bool> write_back_unopened(int path_fd, const std::string& relative_path) override;
   void renamed(const std::string& old_relative_path, const std::string& new_relative_path, bool exchange) override;
   void unlinked(const std::string& relative_path) override;
   Status close() override;
@@ -34,6 +35,8 @@ class EngineFileData final : public FileData {
   // write-back data the stopped cache holds.
   SysResult<std::unique_ptr<OpenFile>> open_around_stopped_cache(OpenRequest request,
                                                                 const BackingAttributes& attributes);
+  // What a delayed write-back holds of the file at `relative_path`, into the backing file now.
+  SysResult<bool> write_back_closed(const std::string& relative_path, const struct statx& attributes);
 
   CacheSupervisor supervisor_;
   const bool write_back_;

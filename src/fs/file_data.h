@@ -46,6 +46,9 @@ class OpenFile {
   // pages go back). Called before the daemon reads or changes the backing file itself in a way
   // those pages would contradict: SEEK_DATA/SEEK_HOLE, setting times, a second hard link.
   virtual SysResult<bool> write_back() { return true; }
+  // close(2) of a writer: write_back(), or under a write-back delay (writeback_delay=) the data
+  // made durable in the cache and the backing file given its size, its bytes to follow.
+  virtual SysResult<bool> write_back_at_close() { return write_back(); }
   // Whether the caller opened it for writing: only such a close(2) writes back (a reader's
   // close must not report a writer's ENOSPC).
   virtual bool opened_for_writing() const { return true; }
@@ -97,6 +100,10 @@ class FileData {
   // `path_fd` is an O_PATH descriptor of the file.
   virtual SysResult<bool> truncate_unopened(int path_fd, const std::string& relative_path,
                                             std::uint64_t size_bytes) = 0;
+  // Puts into the backing file now what a delayed write-back (writeback_delay=) still holds of a
+  // file nobody has open through the mount, before the daemon sets its times (the write-back
+  // would move them). `path_fd` is an O_PATH descriptor of the file.
+  virtual SysResult<bool> write_back_unopened(int /*path_fd*/, const std::string& /*relative_path*/) { return true; }
   // A backing file was renamed (with `exchange`, the two names swapped: RENAME_EXCHANGE) or lost
   // its last name through the mount.
   virtual void renamed(const std::string& old_relative_path, const std::string& new_relative_path, bool exchange) = 0;

@@ -90,16 +90,17 @@ constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityCh
 constexpr std::array<std::pair<std::string_view, Consistency>, 3> kConsistencies = {{
     {"strict", Consistency::strict}, {"cto", Consistency::close_to_open}, {"readmostly", Consistency::read_mostly}}};
 
-constexpr std::array<std::string_view, 17> kValuedOptions = {
+constexpr std::array<std::string_view, 18> kValuedOptions = {
     "cache",   "size",     "mode",     "ram",      "ram_policy", "meta",    "seq_cutoff_read", "seq_cutoff_write",
-    "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read", "consistency", "actimeo"};
+    "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read", "consistency", "actimeo",
+    "writeback_delay"};
 
-// Seconds as NFS's actimeo= takes them, fractions allowed: 0 to a day.
-Status assign_seconds(std::string_view option, std::string_view value, std::optional<double>& target) {
+// Seconds as NFS's actimeo= takes them, fractions allowed: 0 to `most`.
+Status assign_seconds(std::string_view option, std::string_view value, double most, std::optional<double>& target) {
   double seconds = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-  if (error != std::errc{} || end != value.data() + value.size() || !(seconds >= 0 && seconds <= kMaxCacheSeconds))
-    return bad(option, fmt::format("must be a number of seconds from 0 to {:g}", kMaxCacheSeconds));
+  if (error != std::errc{} || end != value.data() + value.size() || !(seconds >= 0 && seconds <= most))
+    return bad(option, fmt::format("must be a number of seconds from 0 to {:g}", most));
   target = seconds;
   return Status::ok();
 }
@@ -183,7 +184,9 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
   if (name == "identity") return assign_choice(item, value, kIdentityChoices, options.identity);
   if (name == "consistency") return assign_choice(item, value, kConsistencies, options.consistency);
-  if (name == "actimeo") return assign_seconds(item, value, options.cache_seconds);
+  if (name == "actimeo") return assign_seconds(item, value, kMaxCacheSeconds, options.cache_seconds);
+  if (name == "writeback_delay")
+    return assign_seconds(item, value, kMaxWriteBackDelaySeconds, options.write_back_delay_seconds);
   if (name == "threads") {
     unsigned threads = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
@@ -261,6 +264,8 @@ Result<MountOptions> parse_mount_options(const std::vector<std::string>& option_
     return Status::invalid_argument("options 'allow_other' and 'allow_root' exclude each other (allow_other lets root in too)");
   if (options.consistency == Consistency::strict && options.cache_seconds)
     return Status::invalid_argument("option 'actimeo' needs consistency=cto or readmostly (strict caches nothing in the kernel)");
+  if (options.write_back_delay_seconds && options.write_mode != WriteMode::writeback)
+    return Status::invalid_argument("option 'writeback_delay' needs mode=writeback (only write-back holds data a close could leave behind)");
   return options;
 }
 
@@ -277,6 +282,10 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  meta              {}\n", metadata_scheme_name(o.metadata_scheme));
   text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "by backing (0 remote, 16M local)"));
   text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "by backing (0 remote, 16M local)"));
+  if (o.write_mode == WriteMode::writeback)
+    text += o.write_back_delay_seconds
+                ? fmt::format("  writeback_delay   {:g} s (a close does not wait for the backing)\n", *o.write_back_delay_seconds)
+                : std::string("  writeback_delay   none (a close waits until the backing holds the file)\n");
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));

@@ -50,12 +50,18 @@ inline constexpr double kCloseToOpenMaxCacheSeconds = 60.0;
 inline constexpr double kReadMostlyCacheSeconds = 300.0;
 // The longest actimeo= accepted (a day).
 inline constexpr double kMaxCacheSeconds = 86400.0;
+// The longest writeback_delay= accepted (an hour).
+inline constexpr double kMaxWriteBackDelaySeconds = 3600.0;
 
 struct MountOptions {
   std::optional<std::filesystem::path> cache_dir;         // cache=DIR
   std::uint64_t new_cache_bytes = kDefaultNewCacheBytes;  // size=SIZE (only for a new cache)
   bool new_cache_size_given = false;
   WriteMode write_mode = WriteMode::writethrough;          // mode=
+  // writeback_delay=SECONDS (mode=writeback): a close returns once the data is durable in the
+  // cache, and the backing file gets it at most this long after (cache::EngineOptions::
+  // write_back_delay_ms). Unset: a close waits until the backing file holds it.
+  std::optional<double> write_back_delay_seconds;
   std::optional<std::uint64_t> ram_bytes;                  // ram=SIZE (default: the cache's own)
   std::optional<RamOptions> ram_policy;                    // ram_policy=tree|aps|static:P
   MetadataSchemeChoice metadata_scheme = MetadataSchemeChoice::lufuw;  // meta=

@@ -220,6 +220,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     // Data written before must reach the backing file first, or its write-back would move the
     // times set here (cp -p sets them on the open file before it closes it).
     auto written = open_file != nullptr ? write_back(inode, *open_file) : write_back_open_file(inode);
+    if (written.is_ok()) written = context.data->write_back_unopened(path_fd, relative_path_of(context, path_fd));
     if (!written.is_ok()) return reply_error(req, written.error());
     struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
     if ((to_set & FUSE_SET_ATTR_ATIME_NOW) != 0) {

@@ -125,15 +125,18 @@ std::int64_t realtime_ns() {
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-
-}  // namespace
-
-SysResult<bool> write_back(Inode& inode, OpenFile& file) {
+// One of `file`'s write-backs (OpenFile::write_back or write_back_at_close): the backing file
+// then has the writes made so far, or under a write-back delay their size, the bytes following.
+SysResult<bool> write_back_by(Inode& inode, OpenFile& file, SysResult<bool> (OpenFile::*call)()) {
   const std::int64_t written_ns = inode.deferred_write_ns();
-  auto result = file.write_back();
+  auto result = (file.*call)();
   if (result.is_ok()) inode.deferred_write_written_back(written_ns);
   return result;
 }
+
+}  // namespace
+
+SysResult<bool> write_back(Inode& inode, OpenFile& file) { return write_back_by(inode, file, &OpenFile::write_back); }
 
 SysResult<bool> pass_through_open_files(Inode& inode) {
   std::unique_lock changing(inode.data_lock());
@@ -248,7 +251,8 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // A reader's close has nothing to report, and asks the backing nothing (on a network store a
   // flush is a round trip).
   if (!open_file(fi).opened_for_writing()) return static_cast<void>(fuse_reply_err(req, 0));
-  if (auto written = write_back(inode_of(context, ino), open_file(fi)); !written.is_ok())
+  if (auto written = write_back_by(inode_of(context, ino), open_file(fi), &OpenFile::write_back_at_close);
+      !written.is_ok())
     return reply_error(req, written.error());
   auto result = open_file(fi).flush();
   if (!result.is_ok()) return reply_error(req, result.error());

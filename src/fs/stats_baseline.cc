@@ -25,7 +25,7 @@ const SectionCounters kCounters[] = {
     {"cache",
      {"read_requests", "read_hit_pages", "read_miss_pages", "read_ahead_pages", "write_requests", "written_pages",
       "admitted_pages", "cutoff_bypassed_pages", "not_promoted_pages", "evicted_pages", "written_back_pages",
-      "writer_waits", "commits", "corrupt_pages", "stale_drops", "renumbered_files", "backing_errors",
+      "delayed_write_backs", "writer_waits", "commits", "corrupt_pages", "stale_drops", "renumbered_files", "backing_errors",
       "metadata_writes", "metadata_entries_written", "bypassed_opens"}},
     {"ftl",
      {"host_read_pages", "host_write_pages", "host_trim_pages", "chip_page_reads", "chip_page_programs",

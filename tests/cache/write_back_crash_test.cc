@@ -1,6 +1,7 @@
-// A crash oracle for write-back: seeded workloads of whole-page writes, reads, fsyncs,
-// releases, truncates and renames over many files, on a cache smaller than the files (so that
-// clean pages are evicted), cut at a random chip operation (FaultyChip); half the runs cut the
+// A crash oracle for write-back: seeded workloads of whole-page writes (half of them
+// sequential: streams going back behind their writer), reads, fsyncs, closes (with and without
+// a write-back delay), truncates and renames over many files, on a cache smaller than the files
+// (so that clean pages are evicted), cut at a random chip operation (FaultyChip); half the runs cut the
 // restart too, some operations into its repairs, write-back and drops, before a clean restart.
 // After recovery every page holds a version the oracle allows (the one last made durable — by
 // fsync, release or truncate — or one written after it), through the engine and, after a
@@ -49,6 +50,7 @@ struct FileModel {
   // Per page: the versions a read after a cut may find (the durable one first), and the last.
   std::vector<std::vector<std::uint64_t>> allowed;
   std::vector<std::uint64_t> current;
+  std::uint64_t next_page = 0;  // where a sequential write goes on
 
   explicit FileModel(std::string file_name)
       : name(std::move(file_name)), allowed(kMaxPages), current(kMaxPages, kAbsent) {
@@ -75,6 +77,11 @@ EngineOptions crash_options(std::uint64_t run) {
                                     MetadataScheme::update_write_update};
   options.metadata = schemes[run % 3];
   options.flush_batch_pages = 4;
+  // Streams of two pages go back behind their writer (the rig's pages are 512 bytes), and every
+  // other pair of schemes' runs closes with a delay: the flusher writes files back after their
+  // close, beside the releases, fsyncs and truncates.
+  options.write_back_stream_bytes = 2 * 512;
+  options.write_back_delay_ms = (run / 3) % 2 == 0 ? 0 : 20;
   options.dirty_high_watermark_percent = 20;
   options.dirty_low_watermark_percent = 10;
   return options;
@@ -85,7 +92,7 @@ EngineOptions crash_options(std::uint64_t run) {
 TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut anywhere, restarts cut too; every durable page survives, no read returns a version never allowed") {
   flashdir::testing::SeededRuns runs(0x5eedb0c);
   const std::uint64_t run_count = flashdir::testing::test_knob("FLASHDIR_CACHE_CRASH_RUNS", 12);
-  std::uint64_t evictions = 0, restart_cuts = 0;
+  std::uint64_t evictions = 0, restart_cuts = 0, delayed_write_backs = 0;
   for (std::uint64_t run = 0; run < run_count; ++run) {
     if (!runs.selected(run)) continue;
     const EngineOptions options = crash_options(run);
@@ -124,9 +131,12 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
       const std::uint64_t page = random.uniform(kMaxPages);
       const std::uint64_t dice = random.uniform(100);
       if (dice < 45) {
+        // Half the writes go on where the file's last one ended: sequential streams.
+        const std::uint64_t at = random.uniform(2) == 0 ? file.next_page % kMaxPages : page;
+        file.next_page = at + 1;
         const std::uint64_t v = version++;
-        file.may_become(page, v);
-        if (!rig.engine().write(files[f], page * P, page_bytes(f, page, v, P)).is_ok()) break;
+        file.may_become(at, v);
+        if (!rig.engine().write(files[f], at * P, page_bytes(f, at, v, P)).is_ok()) break;
       } else if (dice < 78) {
         auto got = rig.engine().read(files[f], page * P, read);
         if (!got.is_ok()) break;
@@ -136,7 +146,9 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
         if (!rig.engine().fsync(files[f]).is_ok()) break;
         file.durable();
       } else if (dice < 90) {
-        // A release writes the file's pages back: all of it is in the backing file then.
+        // A close: the file's pages are in the backing file then, or with a delay durable in the
+        // cache, the flusher writing them back a delay later.
+        if (!rig.engine().write_back_at_close(files[f]).is_ok()) break;
         if (!rig.engine().release(files[f]).is_ok()) break;
         file.durable();
         auto reopened = rig.engine().open_file(file.name);
@@ -155,7 +167,10 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
         if (!renamed.is_ok()) break;
       }
     }
-    if (opened.is_ok()) evictions += rig.engine().stats().evicted_pages;
+    if (opened.is_ok()) {
+      evictions += rig.engine().stats().evicted_pages;
+      delayed_write_backs += rig.engine().stats().delayed_write_backs;
+    }
     INFO("cut: " << (rig.power_lost() ? "yes" : "no (the run ended first)"));
     // Half the runs cut the restart as well, a few operations into the engine's part of it.
     if (random.uniform(2) == 0) {
@@ -188,10 +203,11 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
       if (pass == 0) REQUIRE(rig.restart().is_ok());
     }
   }
-  // The workloads did what they are for: evictions, and restarts that were cut (over all the
+  // The workloads did what they are for: evictions, delayed write-backs, and restarts that were cut (over all the
   // runs: a replay of one run need not have either).
   if (run_count >= 12 && runs.all_selected()) {
     CHECK(evictions > 0);
+    CHECK(delayed_write_backs > 0);
     CHECK(restart_cuts > 0);
   }
 }

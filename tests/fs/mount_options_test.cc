@@ -144,3 +144,15 @@ TEST_CASE("the consistency model and its kernel cache bound") {
   CHECK(refusal({"actimeo=100000"}).find("seconds") != std::string::npos);
   CHECK(refusal({"consistency=strict,actimeo=3"}).find("actimeo") != std::string::npos);
 }
+
+TEST_CASE("writeback_delay: seconds after a close, write-back only") {
+  CHECK_FALSE(parsed({"mode=writeback"}).write_back_delay_seconds.has_value());
+  CHECK(parsed({"mode=writeback,writeback_delay=5"}).write_back_delay_seconds == 5.0);
+  CHECK(parsed({"mode=writeback,writeback_delay=0.25"}).write_back_delay_seconds == 0.25);
+  CHECK(describe(parsed({"mode=writeback,writeback_delay=5"})).find("writeback_delay   5 s") != std::string::npos);
+  CHECK(describe(parsed({"mode=writeback"})).find("a close waits") != std::string::npos);
+  CHECK(refusal({"writeback_delay=5"}).find("needs mode=writeback") != std::string::npos);
+  CHECK(refusal({"mode=writethrough,writeback_delay=5"}).find("needs mode=writeback") != std::string::npos);
+  CHECK(refusal({"mode=writeback,writeback_delay=5s"}).find("seconds from 0 to 3600") != std::string::npos);
+  CHECK(refusal({"mode=writeback,writeback_delay=3601"}).find("seconds from 0 to 3600") != std::string::npos);
+}

@@ -117,6 +117,7 @@ struct EngineStats {
   std::uint64_t not_promoted_pages = 0;      // not admitted: fewer misses than promote_after_misses
   std::uint64_t evicted_pages = 0;           // each trimmed in the FTL
   std::uint64_t written_back_pages = 0;      // dirty pages written to the backing store
+  std::uint64_t delayed_write_backs = 0;     // files written back after their close (write_back_delay_ms)
   std::uint64_t writer_waits = 0;            // writers that waited for the flusher (cache full of dirty)
   std::uint64_t commits = 0;                 // commits that had work (Engine::commit, the committer, the bound)
   std::uint64_t corrupt_pages = 0;           // hits whose page failed its checksum: dropped, read from backing
@@ -204,6 +205,16 @@ class Engine {
   // write_back() for a caller that is not the file's writer: an error a deferred write-back
   // met stays for the writer's fsync or close.
   Status write_back_keeping_error(FileHandle file);
+  // The daemon calls this at close(2): write_back(), or under EngineOptions::write_back_delay_ms
+  // the file's dirty pages made durable in the cache and the backing file given its size (as
+  // fsync() does), the write-back left to the flusher within the delay.
+  Status write_back_at_close(FileHandle file);
+  // Writes back now the dirty pages a delayed close left of the file at `relative_path` with
+  // `attributes` (a stat of it), if any: before the file is reached around the engine (an open
+  // that bypasses the cache) or its times are set (its write-back would move them).
+  Status write_back_closed(std::string_view relative_path, const BackingAttributes& attributes);
+  // Whether a close leaves dirty pages for a delayed write-back (write-back mode, a delay set).
+  bool delays_write_back() const;
   // Makes every write so far usable after a power cut: the FTL programs the pages of the writes
   // not yet finished that its device RAM still buffers, and the metadata says they finished.
   // The engine also commits by itself (EngineOptions::commit_interval_ms, commit_pending_bytes).

@@ -58,6 +58,13 @@ struct EngineOptions {
   // that the store takes it while the writer fills the cache and its close finds little left to
   // drain. Random writes stay in the cache. 0: streams wait for the watermarks or the close.
   std::uint64_t write_back_stream_bytes = 8ULL << 20;
+  // write-back: 0 (the default) makes a file's close wait until the backing file holds what was
+  // written (close-to-open). Otherwise the close returns once the dirty pages are durable in the
+  // cache (as an fsync makes them) and the backing file has its size, and the flusher writes
+  // them back at most this many milliseconds after the first close that left them (rclone's
+  // --vfs-write-back): another client of the backing sees the data that much later, and an
+  // error of that write-back reaches no close (it is logged; the pages stay dirty, tried again).
+  std::uint32_t write_back_delay_ms = 0;
   // The engine commits (Engine::commit, doc/cache.md "Commit": the data of the writes not yet
   // finished is programmed out of the device RAM and one metadata page publishes them) at most
   // this many milliseconds after the oldest write to the cache (a fill, a rewrite) that no
