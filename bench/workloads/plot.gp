@@ -9,8 +9,8 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set logscale y
-set yrange [*:2]
-set ytics (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
+set yrange [*:*]
+set ytics (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
 set grid ytics
 set ylabel "ratio (flashdir / other, higher is better)"
 set xtics rotate by -20 noenhanced

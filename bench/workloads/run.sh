@@ -9,34 +9,41 @@
 #             every block read: reads/s and writes/s
 # on the targets, which take turns in each round:
 #   writethrough, writeback   flashdir (build/daemon/flashdir) in that mode
-#   passthrough_hp            libfuse's fast passthrough example, built from Debian's fuse3 source
+#   passthrough_hp            libfuse's fast passthrough example, built from Debian's fuse3 source,
+#                             with its defaults: the kernel's writeback cache, entry and attribute
+#                             timeouts of a day, the kernel's pages kept between opens
+#   passthrough_hp_nocache    the same with --nocache: none of those (timeouts 0, every write and
+#                             every read of a new open reaches the daemon); flashdir keeps less in
+#                             the kernel than the first and more than the second (doc/daemon.md)
 #   backing                   a directory of the backing file system itself (no FUSE)
-# and the ratios flashdir/passthrough_hp and flashdir/backing. bench/README.md discusses a run.
+# and the ratios of each flashdir mode to each of the others. bench/README.md discusses a run.
 #
 # As bench/fuse/run.sh: every target's backing directory and flashdir's caches live on tmpfs
 # (/dev/shm), so what is measured is the FUSE daemons, not a disk; flashdir mounts with a 1 GiB
-# cache and seq_cutoff_read=0, passthrough_hp with its defaults (which include the kernel's
-# writeback cache and 1-day entry and attribute timeouts; flashdir runs with neither, see
-# doc/daemon.md). On a fresh Debian machine (root or sudo) it installs what is missing (the
-# build's packages, dbench, postmark, sysbench, dpkg-dev), builds flashdir and passthrough_hp.
+# cache and seq_cutoff_read=0 (its consistency default, cto: attribute timeouts of 3 to 60 s,
+# the kernel's pages of an unchanged file kept between opens, no writeback cache). On a fresh
+# Debian machine (root or sudo) it installs what is missing (the build's packages, dbench,
+# postmark, sysbench, dpkg-dev), builds flashdir and passthrough_hp.
 #
 # Checks, so that no figure comes from a run that did not happen or went wrong: every run of a
 # workload exits 0 and prints none of its error lines (workloads.py); on a flashdir mount the
 # run moved data through the mount's files (.flashdir/stats.json) and the cache still caches;
-# on passthrough_hp the daemon used CPU time; sysbench validates the checksum of every block it
+# passthrough_hp's daemon still runs and its mount is there after each run; sysbench validates the checksum of every block it
 # reads (its files prepared with them); at the end each flashdir mount's sysbench files are
 # compared byte for byte with their backing files.
 #
 #   bench/workloads/run.sh     env: FLASHDIR_BENCH_SECONDS (6: dbench's and each sysbench
 #                              test's run), FLASHDIR_BENCH_ROUNDS (3),
-#                              FLASHDIR_BENCH_TARGETS ("writethrough writeback passthrough_hp backing"),
+#                              FLASHDIR_BENCH_TARGETS ("writethrough writeback passthrough_hp
+#                              passthrough_hp_nocache backing"),
 #                              FLASHDIR_BENCH_WORKLOADS ("dbench postmark sysbench"),
 #                              FLASHDIR_BENCH_CLIENTS (2: dbench's clients),
 #                              FLASHDIR_BENCH_POSTMARK ("1000 4000": files, transactions),
 #                              FLASHDIR_BENCH_SYSBENCH_SIZE (256M: total of the 16 files),
 #                              FLASHDIR_BENCH_DIR (/dev/shm), FLASHDIR_BENCH_OPTIONS (more -o
 #                              options for flashdir)
-# About 8 minutes with the defaults. Writes bench/workloads/results.md and results.png.
+# About 7 minutes with the defaults. Writes bench/workloads/results.md, results.png and
+# results.dat (the ratios: gnuplot -e "data='results.dat'; output='results.png'" plot.gp).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,14 +56,14 @@ case "${1:-}" in
 esac
 seconds="${FLASHDIR_BENCH_SECONDS:-6}"
 rounds="${FLASHDIR_BENCH_ROUNDS:-3}"
-read -r -a targets <<<"${FLASHDIR_BENCH_TARGETS:-writethrough writeback passthrough_hp backing}"
+read -r -a targets <<<"${FLASHDIR_BENCH_TARGETS:-writethrough writeback passthrough_hp passthrough_hp_nocache backing}"
 read -r -a workloads <<<"${FLASHDIR_BENCH_WORKLOADS:-dbench postmark sysbench}"
 clients="${FLASHDIR_BENCH_CLIENTS:-2}"
 read -r postmark_files postmark_transactions <<<"${FLASHDIR_BENCH_POSTMARK:-1000 4000}"
 sysbench_size="${FLASHDIR_BENCH_SYSBENCH_SIZE:-256M}"
 extra_options="${FLASHDIR_BENCH_OPTIONS:-}"
 for target in "${targets[@]}"; do
-  case "$target" in writethrough | writeback | passthrough_hp | backing) ;;
+  case "$target" in writethrough | writeback | passthrough_hp | passthrough_hp_nocache | backing) ;;
     *) echo "run.sh: unknown target $target" >&2; exit 2 ;; esac
 done
 for workload in "${workloads[@]}"; do
@@ -71,13 +78,13 @@ configure_release
 ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir >/dev/null
 flashdir="$FLASHDIR_ROOT/build/daemon/flashdir"
 passthrough_hp=""
-if [[ " ${targets[*]} " == *" passthrough_hp "* ]]; then
+if [[ " ${targets[*]} " == *" passthrough_hp"* ]]; then
   ensure_deb_src
   passthrough_hp="$(build_passthrough_hp)"
 fi
 
 work="$(mktemp -d "${FLASHDIR_BENCH_DIR:-/dev/shm}/flashdir-workloads-XXXXXX")"
-trap 'remove_bench_work "$work" "$work/writethrough" "$work/writeback" "$work/passthrough_hp"' EXIT
+trap 'remove_bench_work "$work" "$work/writethrough" "$work/writeback" "$work/passthrough_hp" "$work/passthrough_hp_nocache"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -93,10 +100,12 @@ mount_target() {
         -o "cache=$work/cache-$target,size=1G,mode=$target,seq_cutoff_read=0${extra_options:+,$extra_options}" \
         >"$work/$target.log" 2>&1 || { cat "$work/$target.log" >&2; exit 1; }
       pids[$target]="$(cut -d' ' -f1 "$work/cache-$target/daemon.lock")" ;;
-    passthrough_hp)
+    passthrough_hp | passthrough_hp_nocache)
+      local options=(--foreground)
+      [ "$target" = passthrough_hp_nocache ] && options+=(--nocache)
       mkdir -p "$work/backing-of-$target"
-      "$passthrough_hp" --foreground "$work/backing-of-$target" "$work/$target" >"$work/$target.log" 2>&1 &
-      echo $! >"$work/passthrough_hp.pid"
+      "$passthrough_hp" "${options[@]}" "$work/backing-of-$target" "$work/$target" >"$work/$target.log" 2>&1 &
+      echo $! >"$work/$target.pid"
       pids[$target]=$!
       wait_mounted "$work/$target" "${pids[$target]}" || { cat "$work/$target.log" >&2; exit 1; } ;;
   esac
@@ -181,7 +190,7 @@ for round in $(seq "$rounds"); do
           echo "run.sh: $workload on $target moved $(( io_after - io_before )) bytes through the mount, cache $state" >&2
           exit 1
         fi
-      elif [ "$target" = passthrough_hp ] && [[ "$(mount_type "$work/$target")" != fuse* ]]; then
+      elif [[ "$target" == passthrough_hp* ]] && [[ "$(mount_type "$work/$target")" != fuse* ]]; then
         echo "run.sh: $work/$target is no longer a FUSE mount after $workload" >&2
         exit 1
       fi
@@ -215,7 +224,7 @@ for target in "${targets[@]}"; do
   summaries+="${summaries:+; }$target: $(python3 "$here/workloads.py" flashdir-summary "$work/$target/.flashdir/stats.json")"
 done
 
-plot_data="$work/ratios.dat"
+plot_data="$here/results.dat"  # the ratios plot.gp draws, kept beside the table to draw again
 {
   echo "# Standard workloads through flashdir (bench/workloads/run.sh)"
   echo

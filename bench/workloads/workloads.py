@@ -72,6 +72,8 @@ def dbench(path):
     match = re.search(r"^Throughput ([0-9.]+) MB/sec", text, re.M)
     if not match:
         fail("dbench printed no throughput", text)
+    if float(match.group(1)) <= 0:
+        fail("dbench measured 0 MB/s: its warm-up took the whole run (a longer -t)", text)
     print(match.group(1))
 
 
@@ -103,7 +105,8 @@ def flashdir_io(path):
 
 
 TARGET_NAMES = {"writethrough": "flashdir writethrough", "writeback": "flashdir writeback",
-                "passthrough_hp": "passthrough_hp", "backing": "backing"}
+                "passthrough_hp": "passthrough_hp", "passthrough_hp_nocache": "passthrough_hp --nocache",
+                "backing": "backing"}
 
 
 def table(samples_path, plot_path):
@@ -121,15 +124,17 @@ def table(samples_path, plot_path):
         if cpu_seconds != "-":
             cpu[point, target].append(float(cpu_seconds))
     flashdirs = [t for t in targets if t in ("writethrough", "writeback")]
-    others = [t for t in targets if t in ("passthrough_hp", "backing")]
+    others = [t for t in targets if t in ("passthrough_hp", "passthrough_hp_nocache", "backing")]
     pairs = [(f, o) for o in others for f in flashdirs]
 
     # A ratio is the median of the rounds' ratios: the targets of one round ran back to back,
     # so a slow moment of the machine weighs on both sides of each.
     def ratio(point, f, o):
-        return statistics.median(a / b for a, b in zip(runs[point, f], runs[point, o]) if b > 0)
+        ratios = [a / b for a, b in zip(runs[point, f], runs[point, o]) if b > 0]
+        return statistics.median(ratios) if ratios else float("nan")  # the other side measured 0
 
-    short = {"writethrough": "wt", "writeback": "wb", "passthrough_hp": "passthrough_hp", "backing": "backing"}
+    short = {"writethrough": "wt", "writeback": "wb", "passthrough_hp": "passthrough_hp",
+             "passthrough_hp_nocache": "passthrough_hp --nocache", "backing": "backing"}
     head = ["workload, figure"] + [TARGET_NAMES[t] for t in targets] + [f"{short[f]} / {short[o]}" for f, o in pairs]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
