@@ -142,7 +142,7 @@ def table(samples_path, plot_path):
         plot.write("\t".join(["point"] + [f"{short[f]} / {short[o]}" for f, o in pairs]) + "\n")
         for point in points:
             cells = [point] + [f"{statistics.median(runs[point, t]):,.1f}" for t in targets]
-            cells += [f"{ratio(point, f, o):.2f}" for f, o in pairs]
+            cells += [f"{ratio(point, f, o):.2f}".replace("nan", "n/a") for f, o in pairs]
             print("| " + " | ".join(cells) + " |")
             plot.write("\t".join([point] + [f"{ratio(point, f, o):.4f}" for f, o in pairs]) + "\n")
     print()
