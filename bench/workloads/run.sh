@@ -72,7 +72,7 @@ for workload in "${workloads[@]}"; do
 done
 
 [ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
-FLASHDIR_PACKAGES+=(dbench postmark sysbench dpkg-dev coreutils python3)
+FLASHDIR_PACKAGES+=(dbench postmark sysbench dpkg-dev coreutils bc python3)
 ensure_packages
 configure_release
 ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir >/dev/null
