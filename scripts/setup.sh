@@ -46,17 +46,31 @@ configure_tsan() {
 }
 
 # Benchmarks: unmounts each mount point given, in order (found in /proc/mounts: mountpoint(1)
-# cannot stat the mount of a dead daemon), waits for the flashdir daemon whose cache is
-# WORK/cache to close it, and removes WORK (their EXIT trap).
+# cannot stat the mount of a dead daemon), waits for the daemons to end (the flashdir daemons
+# whose caches are WORK/cache*, named by their daemon.lock, and the processes whose pids are in
+# WORK/*.pid files: daemons a runner started in the foreground), kills one still running 10 s
+# after its unmount (if its command line names WORK: a pid is never taken for another
+# process's), and removes WORK (their EXIT trap).
+# process_running PID: whether PID is a process that has not ended (a zombie has).
+process_running() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
+
 remove_bench_work() {
-  local work="$1" m pid
+  local work="$1" m pid file
   shift
   for m in "$@"; do
     if awk -v m="$m" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; then
       fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" || true
     fi
   done
-  pid="$(cut -d' ' -f1 "$work/cache/daemon.lock" 2>/dev/null || true)"
-  [ -n "$pid" ] && for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for file in "$work"/cache*/daemon.lock "$work"/*.pid; do
+    [ -f "$file" ] || continue
+    pid="$(cut -d' ' -f1 "$file" 2>/dev/null || true)"
+    [ -n "$pid" ] || continue
+    for _ in $(seq 100); do process_running "$pid" || break; sleep 0.1; done
+    if process_running "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$work"; then
+      echo "remove_bench_work: process $pid ($file) still runs 10 s after its unmount: killing it" >&2
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+  done
   rm -rf "$work"
 }

@@ -31,45 +31,12 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/setup.sh"
+source "$here/../lib.sh"
 size="${FLASHDIR_BENCH_SIZE:-256M}"
 seconds="${FLASHDIR_BENCH_SECONDS:-5}"
 rounds="${FLASHDIR_BENCH_ROUNDS:-3}"
 mode="${FLASHDIR_BENCH_MODE:-writethrough}"
 extra_options="${FLASHDIR_BENCH_OPTIONS:-}"
-sudo=()
-[ "$(id -u)" -ne 0 ] && sudo=(sudo)
-
-# A deb-src entry for this release's main archive, unless apt already knows fuse3's source.
-ensure_deb_src() {
-  apt-cache showsrc fuse3 2>/dev/null | grep -q '^Package: fuse3$' && return 0
-  local codename
-  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
-  echo "run.sh: adding a deb-src entry for $codename (/etc/apt/sources.list.d/flashdir-bench-src.sources)"
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-    "$codename" | "${sudo[@]}" tee /etc/apt/sources.list.d/flashdir-bench-src.sources >/dev/null
-  "${sudo[@]}" apt-get update -q
-}
-
-# Builds libfuse's example/passthrough_hp from Debian's fuse3 source package (the same version
-# as the libfuse3 flashdir links) into a directory outside the repository, once; prints the
-# binary's path.
-build_passthrough_hp() {
-  local cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/flashdir-bench"
-  local binary="$cache_dir/passthrough_hp"
-  if [ ! -x "$binary" ]; then
-    mkdir -p "$cache_dir/src"
-    ls -d "$cache_dir"/src/fuse3-*/example >/dev/null 2>&1 || (cd "$cache_dir/src" && apt-get source -q fuse3 >&2)
-    local example_dir
-    example_dir="$(ls -d "$cache_dir"/src/fuse3-*/example | head -n 1)"
-    # The example compiles alone against the installed libfuse3; the HAVE_* macros are what
-    # libfuse's own meson build defines on Linux.
-    g++ -std=c++17 -O2 -Wall -DHAVE_SETXATTR -DHAVE_POSIX_FALLOCATE -DHAVE_UTIMENSAT \
-      -I"$example_dir" "$example_dir/passthrough_hp.cc" -o "$binary.tmp" \
-      $(pkg-config --cflags --libs fuse3) -lpthread >&2
-    mv "$binary.tmp" "$binary"
-  fi
-  echo "$binary"
-}
 
 [ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
 FLASHDIR_PACKAGES+=(dpkg-dev)

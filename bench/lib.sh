@@ -1,0 +1,56 @@
+# Shared pieces of the FUSE benchmark runners (bench/fuse/run.sh, bench/workloads/run.sh):
+# sourced after scripts/setup.sh, not run.
+
+# A deb-src entry for this release's main archive, unless apt already knows fuse3's source.
+ensure_deb_src() {
+  apt-cache showsrc fuse3 2>/dev/null | grep -q '^Package: fuse3$' && return 0
+  local codename sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  echo "bench: adding a deb-src entry for $codename (/etc/apt/sources.list.d/flashdir-bench-src.sources)"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$codename" | "${sudo[@]}" tee /etc/apt/sources.list.d/flashdir-bench-src.sources >/dev/null
+  "${sudo[@]}" apt-get update -q
+}
+
+# Builds libfuse's example/passthrough_hp from Debian's fuse3 source package (the same version
+# as the libfuse3 flashdir links) into a directory outside the repository, once; prints the
+# binary's path.
+build_passthrough_hp() {
+  local cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/flashdir-bench"
+  local binary="$cache_dir/passthrough_hp"
+  if [ ! -x "$binary" ]; then
+    mkdir -p "$cache_dir/src"
+    ls -d "$cache_dir"/src/fuse3-*/example >/dev/null 2>&1 || (cd "$cache_dir/src" && apt-get source -q fuse3 >&2)
+    local example_dir
+    example_dir="$(ls -d "$cache_dir"/src/fuse3-*/example | head -n 1)"
+    # The example compiles alone against the installed libfuse3; the HAVE_* macros are what
+    # libfuse's own meson build defines on Linux.
+    g++ -std=c++17 -O2 -Wall -DHAVE_SETXATTR -DHAVE_POSIX_FALLOCATE -DHAVE_UTIMENSAT \
+      -I"$example_dir" "$example_dir/passthrough_hp.cc" -o "$binary.tmp" \
+      $(pkg-config --cflags --libs fuse3) -lpthread >&2
+    mv "$binary.tmp" "$binary"
+  fi
+  echo "$binary"
+}
+
+# is_mounted DIR: whether DIR is a mount point in /proc/mounts (mountpoint(1) cannot stat the
+# mount of a dead daemon).
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
+
+# wait_mounted DIR PID: waits up to 10 s for DIR to be mounted while PID runs; fails otherwise.
+wait_mounted() {
+  local dir="$1" pid="$2"
+  for _ in $(seq 200); do
+    is_mounted "$dir" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# cpu_seconds PID: user + system time of a process so far.
+cpu_seconds() { awk -v tick="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tick }' "/proc/$1/stat"; }
+
+# mount_type DIR: the file system type /proc/mounts gives the mount at DIR ("" if none).
+mount_type() { awk -v m="$1" '$2 == m { type = $3 } END { print type }' /proc/mounts; }
