@@ -45,15 +45,15 @@ configure_tsan() {
   configure_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dwerror=true
 }
 
+# process_running PID: whether PID is a process that has not ended (a zombie has).
+process_running() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
+
 # Benchmarks: unmounts each mount point given, in order (found in /proc/mounts: mountpoint(1)
 # cannot stat the mount of a dead daemon), waits for the daemons to end (the flashdir daemons
 # whose caches are WORK/cache*, named by their daemon.lock, and the processes whose pids are in
 # WORK/*.pid files: daemons a runner started in the foreground), kills one still running 10 s
 # after its unmount (if its command line names WORK: a pid is never taken for another
 # process's), and removes WORK (their EXIT trap).
-# process_running PID: whether PID is a process that has not ended (a zombie has).
-process_running() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
-
 remove_bench_work() {
   local work="$1" m pid file
   shift
