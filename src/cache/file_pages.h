@@ -59,37 +59,13 @@ class FilePages {
   }
 
   // Adds `slot`, holding `page`, to a table reserve() made room for, without the lookup insert
-  // asserts with: a restart loads millions of pages, each once (the store recovers no file
-  // page twice), and each lookup there read a random slot's entry.
+  // asserts with: a restart loads millions of pages, and each lookup there read a random slot's
+  // entry. A page added twice (a restart after a cut, before the engine removes the older name
+  // MetadataStore::find_duplicates found) is held twice until one is erased by its slot.
   void add_unique(SlotIndex slot, std::uint64_t page) {
     assert(slot != kEmpty && (std::uint64_t{count_} + 1) * 8 <= std::uint64_t{buckets_.size()} * 7);
     place(buckets_, slot, page);
     ++count_;
-  }
-
-  // The bucket where a search for `page` starts in the table as it is now (add_unique_homes).
-  std::uint32_t home_of(std::uint64_t page) const { return static_cast<std::uint32_t>(home(page, buckets_.size())); }
-
-  // Adds slots given as home_of(page) << 32 | slot, none of their pages in the table, to a
-  // table reserve() made room for. They are placed in the order of their home buckets (a
-  // counting sort by groups of 16 Ki buckets first), so that the placing walks the table in
-  // order: placed in recovery order, each page of a large file took a cache miss (a tenth of
-  // the restart of a full 16 GiB cache).
-  void add_unique_homes(const std::vector<std::uint64_t>& keyed) {
-    assert((std::uint64_t{count_} + keyed.size()) * 8 <= std::uint64_t{buckets_.size()} * 7);
-    constexpr unsigned kGroupShift = 14;
-    const std::size_t groups = (buckets_.size() >> kGroupShift) + 1;
-    std::vector<std::uint32_t> starts(groups + 1, 0);
-    for (std::uint64_t k : keyed) ++starts[((k >> 32) >> kGroupShift) + 1];
-    for (std::size_t g = 0; g < groups; ++g) starts[g + 1] += starts[g];
-    std::vector<std::uint64_t> sorted(keyed.size());
-    for (std::uint64_t k : keyed) sorted[starts[(k >> 32) >> kGroupShift]++] = k;
-    for (std::uint64_t k : sorted) {
-      std::size_t b = static_cast<std::size_t>(k >> 32);
-      while (buckets_[b] != kEmpty) b = next(b);
-      buckets_[b] = static_cast<SlotIndex>(k);
-    }
-    count_ += static_cast<std::uint32_t>(keyed.size());
   }
 
   // Removes `slot`, which is in the table; page_of must still answer for every slot in it.

@@ -1,6 +1,5 @@
 #include "cache/slot_table.h"
 
-#include <algorithm>
 #include <cassert>
 
 namespace flashdir::cache {
@@ -51,37 +50,10 @@ void SlotTable::load(std::span<const RecoveredSlot> slots) {
     file.pages.reserve(count, page_of());
     page_table_bytes_ += file.pages.ram_bytes();
   }
-  // A large file's pages are placed in the order of their buckets (FilePages::add_unique_homes);
-  // a small file's table stays in the CPU's cache anyway.
-  constexpr std::uint32_t kBulkPages = 1 << 16;
-  struct Target {
-    FilePages* pages = nullptr;
-    std::vector<std::uint64_t>* keyed = nullptr;  // a large file's pages, placed at the end
-  };
-  std::vector<std::vector<std::uint64_t>> bulk(
-      std::count_if(counts.begin(), counts.end(), [](const auto& c) { return c.second >= kBulkPages; }));
-  absl::flat_hash_map<std::uint64_t, Target> targets;
-  std::size_t next_bulk = 0;
-  for (const auto& [file_id, count] : counts) {
-    Target& target = targets[file_id];
-    target.pages = &files_.at(file_id).pages;  // files_ takes no more files below: the pointers stay
-    if (count < kBulkPages) continue;
-    target.keyed = &bulk[next_bulk++];
-    target.keyed->reserve(count);
-  }
-  for_each_in_file_runs(slots, targets, [&](const RecoveredSlot& found, Target& target) {
+  for_each_in_file_runs(slots, files_, [&](const RecoveredSlot& found, FileSlots& file) {
+    file.pages.add_unique(found.slot, found.entry.page_no);
     flags_[found.slot] = kOccupied;
-    if (target.keyed != nullptr) {
-      target.keyed->push_back(std::uint64_t{target.pages->home_of(found.entry.page_no)} << 32 | found.slot);
-    } else {
-      target.pages->add_unique(found.slot, found.entry.page_no);
-    }
   });
-  for (const auto& [file_id, target] : targets) {
-    if (target.keyed == nullptr) continue;
-    target.pages->add_unique_homes(*target.keyed);
-    *target.keyed = std::vector<std::uint64_t>();
-  }
   used_ = static_cast<std::uint32_t>(slots.size());
 }
 
