@@ -81,7 +81,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
             "the cache keeps its metadata with {}, not {} (fixed when it was first used)",
             metadata_scheme_name(*scheme), metadata_scheme_name(options.metadata)));
     }
-    auto opened = MetadataStore::open(ftl, *layout, options.metadata);
+    auto opened = MetadataStore::open(ftl, *layout, options.metadata, MetadataStore::DuplicateSearch::by_caller);
     if (!opened.is_ok()) return opened.status();
     core->store_ = std::move(opened->first);
     core->slots_.emplace(*core->store_);

@@ -59,8 +59,9 @@ class FilePages {
   }
 
   // Adds `slot`, holding `page`, to a table reserve() made room for, without the lookup insert
-  // asserts with: a restart loads millions of pages, each once (the store recovers no file
-  // page twice), and each lookup there read a random slot's entry.
+  // asserts with: a restart loads millions of pages, and each lookup there read a random slot's
+  // entry. A page added twice (a restart after a cut, before the engine removes the older name
+  // MetadataStore::find_duplicates found) is held twice until one is erased by its slot.
   void add_unique(SlotIndex slot, std::uint64_t page) {
     assert(slot != kEmpty && (std::uint64_t{count_} + 1) * 8 <= std::uint64_t{buckets_.size()} * 7);
     place(buckets_, slot, page);

@@ -51,8 +51,9 @@ class SlotTable {
   // `slot` (free) now holds the page its store entry names, which was not cached. A new page
   // starts unreferenced: CLOCK gives it one sweep of the hand to be read again.
   void insert(SlotIndex slot);
-  // A restart: the empty table takes the recovered `slots` at once, each naming another file
-  // page (MetadataStore::open drops copies), all unreferenced and clean.
+  // A restart: the empty table takes the recovered `slots` at once, all unreferenced and clean.
+  // Two may name the same file page (MetadataStore::find_duplicates finds them meanwhile): the
+  // caller removes one of each pair before anything looks a page up.
   void load(std::span<const RecoveredSlot> slots);
   void remove(SlotIndex slot);
   // Removes every slot of `slots` (occupied, each once): a file that loses more than a

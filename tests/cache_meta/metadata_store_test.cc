@@ -369,15 +369,35 @@ TEST_CASE("after a cut a file page the chip names twice is recovered once, from 
   const Lpn copy = rig.layout().data_lpn(E + 5);
   REQUIRE_OK(rig.ftl().write(copy, 1, run_data(rig.geometry(), copy.value, 1, 2)).status());
   REQUIRE_OK(rig.ftl().flush());
-  auto recovered = rig.power_cycle();
-  REQUIRE_OK(recovered.status());
-  CHECK(recovered->duplicates == 1);
-  CHECK_FALSE(usable(*recovered, 2));
-  CHECK(usable(*recovered, E + 5));
-  CHECK(rig.data_version(E + 5) == 2u);
-  CHECK(rig.data_version(2) == 0u);  // the older copy is trimmed
-  // Nothing else dropped: every page of file 9 and the other nine of file 7.
-  CHECK(recovered->usable.size() == 10 + 6);
+  SECTION("the store's open drops the older copy") {
+    auto recovered = rig.power_cycle();
+    REQUIRE_OK(recovered.status());
+    CHECK(recovered->duplicates == 1);
+    CHECK_FALSE(usable(*recovered, 2));
+    CHECK(usable(*recovered, E + 5));
+    CHECK(rig.data_version(E + 5) == 2u);
+    CHECK(rig.data_version(2) == 0u);  // the older copy is trimmed
+    // Nothing else dropped: every page of file 9 and the other nine of file 7.
+    CHECK(recovered->usable.size() == 10 + 6);
+  }
+  SECTION("the caller's search (the engine's restart) finds the older copy, and its drop holds") {
+    auto recovered = rig.power_cycle(std::nullopt, cache::MetadataStore::DuplicateSearch::by_caller);
+    REQUIRE_OK(recovered.status());
+    CHECK(recovered->duplicates == 0);
+    REQUIRE(recovered->usable.size() == 10 + 6 + 1);  // both names, until the caller drops one
+    const std::vector<std::uint32_t> older = rig.store().find_duplicates(recovered->usable);
+    REQUIRE(older.size() == 1);
+    CHECK(recovered->usable[older[0]].slot == 2);
+    const SlotIndex drop[] = {2};
+    REQUIRE_OK(rig.store().drop(drop, Durability::forced));
+    auto again = rig.power_cycle(std::nullopt, cache::MetadataStore::DuplicateSearch::by_caller);
+    REQUIRE_OK(again.status());
+    CHECK(rig.store().find_duplicates(again->usable).empty());
+    CHECK_FALSE(usable(*again, 2));
+    CHECK(usable(*again, E + 5));
+    CHECK(rig.data_version(E + 5) == 2u);
+    CHECK(again->usable.size() == 10 + 6);
+  }
 }
 
 TEST_CASE("corrupt metadata pages drop their slots and nothing else", "[cache-meta][corrupt]") {

@@ -56,7 +56,8 @@ std::optional<std::uint64_t> StoreRig::data_version(cache::SlotIndex slot) {
   return version_of(lpn.value, page);
 }
 
-Result<cache::RecoveredSlots> StoreRig::power_cycle(std::optional<FaultPlan> plan) {
+Result<cache::RecoveredSlots> StoreRig::power_cycle(std::optional<FaultPlan> plan,
+                                                    cache::MetadataStore::DuplicateSearch search) {
   store_.reset();
   ftl_.reset();
   faulty_.reset();
@@ -65,7 +66,7 @@ Result<cache::RecoveredSlots> StoreRig::power_cycle(std::optional<FaultPlan> pla
   auto ftl = Ftl::open(chip(), chip_.clock(), options);
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
-  auto opened = cache::MetadataStore::open(*ftl_, layout_, scheme_);
+  auto opened = cache::MetadataStore::open(*ftl_, layout_, scheme_, search);
   if (!opened.is_ok()) return opened.status();
   store_ = std::move(opened->first);
   return std::move(opened->second);

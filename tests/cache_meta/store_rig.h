@@ -38,7 +38,9 @@ class StoreRig {
   // Drops the FTL and the store with whatever RAM they had (a power cut when the chip has lost
   // power, or a crash of the host), reopens the medium, the FTL and the store — through a new
   // FaultyChip if `plan` is given (to cut recovery itself).
-  Result<cache::RecoveredSlots> power_cycle(std::optional<FaultPlan> plan = std::nullopt);
+  Result<cache::RecoveredSlots> power_cycle(
+      std::optional<FaultPlan> plan = std::nullopt,
+      cache::MetadataStore::DuplicateSearch search = cache::MetadataStore::DuplicateSearch::in_open);
   FaultyChip* faulty() { return faulty_.get(); }
   bool power_lost() const { return faulty_ != nullptr && faulty_->power_lost(); }
   // A clean close: FTL flush, store close_clean, FTL close.

@@ -22,21 +22,19 @@ std::uint64_t file_page_hash(std::uint64_t file_id, std::uint64_t page_no) {
   return h ^ (h >> 29);
 }
 
-// A file page's first bucket in the search for pages named twice (`mask`: the bucket count - 1):
-// each run of 8 pages of a file (64 bytes of buckets, a cache line) gets an aligned place at
-// random, its pages side by side in it. Slots are recovered in slot order, where a file's pages
-// mostly come in runs (the cache fills its slots in turn): a cache miss per 8 entries, not one
-// per entry. (Runs of 64 made clusters that each search walked.)
-constexpr std::uint64_t kRunPages = 8;
-std::size_t search_start(std::uint64_t file_id, std::uint64_t page_no, std::size_t mask) {
-  const std::uint64_t run_place = file_page_hash(file_id, page_no / kRunPages) & mask & ~(kRunPages - 1);
-  return static_cast<std::size_t>(run_place | page_no % kRunPages);
-}
+// The search for pages named twice partitions the entries by their hash's top bits first (one
+// sequential pass), then searches each part with a table small enough to stay in the CPU's
+// cache: one table for the whole cache (64 MiB for a full 16 GiB one) took a fifth of the
+// restart after a cut, in cache misses and page faults, where the partitions cost two
+// sequential passes.
+constexpr unsigned kPartitionBits = 8;
+constexpr std::size_t kPartitionMinEntries = 1 << 16;  // below this, one part
 
 }  // namespace
 
 Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore::open(Ftl& ftl, const SlotLayout& layout,
-                                                                                      MetadataScheme scheme) {
+                                                                                      MetadataScheme scheme,
+                                                                                      DuplicateSearch search) {
   const auto started = std::chrono::steady_clock::now();
   if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
     return Status::invalid_argument("slot layout does not fit the FTL");
@@ -91,7 +89,7 @@ Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore:
     }
   }
   RecoveredSlots recovered;
-  FLASHDIR_TRY(store->recover(pages, damaged, recovered));
+  FLASHDIR_TRY(store->recover(pages, damaged, search, recovered));
   recovered.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return std::make_pair(std::move(store), std::move(recovered));
 }
@@ -120,12 +118,16 @@ Result<format::MetadataPage> MetadataStore::decode_page(const SlotLayout& layout
 }
 
 Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage>> pages,
-                              const std::vector<bool>& damaged, RecoveredSlots& out) {
+                              const std::vector<bool>& damaged, DuplicateSearch search, RecoveredSlots& out) {
   std::vector<std::optional<format::MetadataPageHeader>> headers(pages.size());
   for (std::size_t p = 0; p < pages.size(); ++p) {
     if (pages[p]) headers[p] = pages[p]->header;
   }
   meta::ChipSummary chip = meta::summarize(headers);
+  recovered_sequences_.assign(pages.size(), 0);
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    if (pages[p]) recovered_sequences_[p] = pages[p]->header.sequence;
+  }
   std::vector<std::uint32_t> repairs;
   std::vector<SlotIndex> trims;
   for (std::uint32_t p = 0; p < pages.size(); ++p) {
@@ -173,7 +175,8 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
   }
   // A clean close wrote every buffered drop (close_clean): no file page is named twice, and the
   // search is left out.
-  if (!chip.clean_shutdown) drop_older_duplicates(pages, out, repairs, trims);
+  duplicates_possible_ = !chip.clean_shutdown;
+  if (duplicates_possible_ && search == DuplicateSearch::in_open) drop_older_duplicates(out, repairs, trims);
   in_recovery_ = true;
   recovery_window_ = chip.window;
   if (chip.window_lost) {
@@ -189,37 +192,72 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
   return trim_runs(std::move(trims));
 }
 
-void MetadataStore::drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
-                                          std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims) {
+std::vector<std::uint32_t> MetadataStore::find_duplicates(std::span<const RecoveredSlot> usable) const {
+  std::vector<std::uint32_t> losers;
+  if (!duplicates_possible_) return losers;
   // A file page evicted from one slot (its entry still VALID on the chip, the drop buffered)
   // and cached again in another: the newer entry is the one in the page written later (the
   // old slot's page, written after the drop, would have cleared it). The store's own writes
   // never leave such a pair (before_data_write writes the old drop first); this is the check
   // that a chip holding one is not served twice.
-  auto sequence_of = [&](SlotIndex slot) { return pages[layout_.page_of(slot)]->header.sequence; };
-  std::vector<RecoveredSlot>& usable = out.usable;
-  // An open-addressing table, at most half full, of the entries' indices into `usable`, each
-  // beside the top half of its file page's hash, so that a probe reads another entry only when
-  // that half matches: a hash map of the keys themselves took a third of the restart after a
-  // cut (a full 4 GiB cache), in page faults and cache misses.
-  const std::size_t buckets = std::bit_ceil(std::max<std::size_t>(2 * usable.size(), 16));
-  std::vector<std::uint64_t> table(buckets, 0);  // (hash >> 32) << 32 | (index + 1); 0: empty
+  auto sequence_of = [&](SlotIndex slot) { return recovered_sequences_[layout_.page_of(slot)]; };
   std::vector<bool> loser(usable.size(), false);
-  for (std::uint32_t i = 0; i < usable.size(); ++i) {
-    const SlotEntry& e = usable[i].entry;
-    const std::uint64_t tag = file_page_hash(e.file_id, e.page_no) & ~std::uint64_t{UINT32_MAX};
-    std::size_t b = search_start(e.file_id, e.page_no, buckets - 1);
-    for (; table[b] != 0; b = (b + 1) & (buckets - 1)) {
-      if ((table[b] & ~std::uint64_t{UINT32_MAX}) != tag) continue;
-      const std::uint32_t other = static_cast<std::uint32_t>(table[b]) - 1;
-      if (usable[other].entry.file_id != e.file_id || usable[other].entry.page_no != e.page_no) continue;
-      const bool newer = sequence_of(usable[i].slot) > sequence_of(usable[other].slot);
-      loser[newer ? other : i] = true;
-      if (newer) table[b] = tag | (i + 1);
-      break;
+  // Each entry as (top half of its file page's hash) << 32 | index into `usable`, grouped by
+  // the hash's top bits, each group in index order (a counting sort): a file page is named
+  // twice only within one group, and a group's entries come in the order `usable` lists them,
+  // so the older of two names is judged as a search over all entries in that order would.
+  const unsigned bits = usable.size() < kPartitionMinEntries ? 0 : kPartitionBits;
+  const std::size_t parts = std::size_t{1} << bits;
+  std::vector<std::uint64_t> keyed(usable.size());
+  std::vector<std::uint32_t> starts(parts + 1, 0);
+  auto tag_of = [](const SlotEntry& e) { return file_page_hash(e.file_id, e.page_no) & ~std::uint64_t{UINT32_MAX}; };
+  auto part_of = [&](std::uint64_t tag) { return bits == 0 ? 0 : static_cast<std::size_t>(tag >> (64 - bits)); };
+  for (const RecoveredSlot& r : usable) ++starts[part_of(tag_of(r.entry)) + 1];
+  for (std::size_t p = 0; p < parts; ++p) starts[p + 1] += starts[p];
+  {
+    std::vector<std::uint32_t> next(starts.begin(), starts.end() - 1);
+    for (std::uint32_t i = 0; i < usable.size(); ++i) {
+      const std::uint64_t tag = tag_of(usable[i].entry);
+      keyed[next[part_of(tag)]++] = tag | i;
     }
-    if (table[b] == 0) table[b] = tag | (i + 1);
   }
+  // Per group, an open-addressing table, at most half full, of (tag | index + 1) (0: empty): a
+  // probe reads another entry only when its tag matches.
+  std::vector<std::uint64_t> table;
+  for (std::size_t p = 0; p < parts; ++p) {
+    const std::uint32_t count = starts[p + 1] - starts[p];
+    if (count < 2) continue;
+    const std::size_t buckets = std::bit_ceil(std::max<std::size_t>(2 * std::size_t{count}, 16));
+    table.assign(buckets, 0);
+    for (std::uint32_t k = starts[p]; k < starts[p + 1]; ++k) {
+      const std::uint64_t tag = keyed[k] & ~std::uint64_t{UINT32_MAX};
+      const auto i = static_cast<std::uint32_t>(keyed[k]);
+      const SlotEntry& e = usable[i].entry;
+      // The hash's low bits of the tag (below the group's bits) place it.
+      std::size_t b = static_cast<std::size_t>(tag >> 32) & (buckets - 1);
+      for (; table[b] != 0; b = (b + 1) & (buckets - 1)) {
+        if ((table[b] & ~std::uint64_t{UINT32_MAX}) != tag) continue;
+        const std::uint32_t other = static_cast<std::uint32_t>(table[b]) - 1;
+        if (usable[other].entry.file_id != e.file_id || usable[other].entry.page_no != e.page_no) continue;
+        const bool newer = sequence_of(usable[i].slot) > sequence_of(usable[other].slot);
+        loser[newer ? other : i] = true;
+        if (newer) table[b] = tag | (i + 1);
+        break;
+      }
+      if (table[b] == 0) table[b] = tag | (i + 1);
+    }
+  }
+  for (std::uint32_t i = 0; i < usable.size(); ++i)
+    if (loser[i]) losers.push_back(i);
+  return losers;
+}
+
+void MetadataStore::drop_older_duplicates(RecoveredSlots& out, std::vector<std::uint32_t>& repairs,
+                                          std::vector<SlotIndex>& trims) {
+  std::vector<RecoveredSlot>& usable = out.usable;
+  const std::vector<std::uint32_t> losers = find_duplicates(usable);
+  std::vector<bool> loser(usable.size(), false);
+  for (std::uint32_t i : losers) loser[i] = true;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < usable.size(); ++i) {
     const RecoveredSlot r = usable[i];

@@ -108,8 +108,18 @@ class MetadataStore {
   static Result<std::unique_ptr<MetadataStore>> format(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme);
   // Reads every metadata page, applies the usability rule, clears and trims what it drops.
   // A damaged metadata page drops its slots (counted); a page of another scheme is an error.
-  static Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> open(Ftl& ftl, const SlotLayout& layout,
-                                                                                MetadataScheme scheme);
+  // Where the search for file pages named twice (after an unclean stop) runs: in open(), which
+  // then returns none; or by the caller (the engine), which runs find_duplicates beside its
+  // slot table's load and drops what it finds before serving anything.
+  enum class DuplicateSearch { in_open, by_caller };
+  static Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> open(
+      Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme, DuplicateSearch search = DuplicateSearch::in_open);
+  // After open(..., by_caller): the indices in `usable` (open's RecoveredSlots::usable, in its
+  // order) of the older entries of file pages named twice, ascending; none after a clean stop.
+  // Reads only what open() left and changes nothing: it may run on another thread while the
+  // caller reads the store (not while it changes it). The caller drops those slots
+  // (drop(..., forced)) before it serves anything.
+  std::vector<std::uint32_t> find_duplicates(std::span<const RecoveredSlot> usable) const;
 
   // Decodes the bytes read at metadata page `page` (format::decode_metadata_page) and checks
   // that they belong there: the header's page number, the entry count the layout gives the
@@ -214,9 +224,8 @@ class MetadataStore {
   Status trim_runs(std::vector<SlotIndex> slots);
   Status check_slot(SlotIndex slot) const;
   Status recover(std::span<const std::optional<format::MetadataPage>> pages, const std::vector<bool>& damaged,
-                 RecoveredSlots& out);
-  void drop_older_duplicates(std::span<const std::optional<format::MetadataPage>> pages, RecoveredSlots& out,
-                             std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims);
+                 DuplicateSearch search, RecoveredSlots& out);
+  void drop_older_duplicates(RecoveredSlots& out, std::vector<std::uint32_t>& repairs, std::vector<SlotIndex>& trims);
   Status check_alive() const { return failed_; }
   Status fail(Status status);
 
@@ -242,6 +251,10 @@ class MetadataStore {
   // During open(), repairs carry the window found on the chip: until every entry it condemns is
   // cleared, a newer page without it would make them look finished.
   bool in_recovery_ = false;
+  // From open(): each metadata page's sequence as read (0: none or damaged), and whether file
+  // pages may be named twice (an unclean stop); find_duplicates reads them.
+  std::vector<std::uint64_t> recovered_sequences_;
+  bool duplicates_possible_ = false;
   std::vector<std::uint32_t> recovery_window_;
   std::vector<std::uint8_t> page_buffer_;
   std::vector<format::MetadataEntry> encode_scratch_;
