@@ -250,7 +250,8 @@ def table(samples, workloads, args, load_before, started, calls_label):
         "over the slow store's warm median and its fraction of flashdir's warm median.", "",
         *lines, "", "Speed-ups round by round: " + "; ".join(spreads) + ".", "",
         "Calls that reached the slow store per run of each workload (medians), and flashdir's cache pages:", "",
-        *calls, "", "The same calls by kind, in the last warm round (getattr answers LOOKUP too):", "", *kinds, "",
+        *calls, "", ("The same calls by kind, in the last warm round (getattr answers LOOKUP too):" if store == "slowstore"
+         else "What the proxy carried each way, in the last warm round (empty: nothing):"), "", *kinds, "",
         "The first pass on each mount:", "", *cold, ""])
 
 

@@ -98,21 +98,21 @@ def main():
     for d in (backing, slow_mnt, fast_mnt):
         os.makedirs(d)
     started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
-    store = args.store  # the store's target name
-    targets = (store, *FLASHDIR_TARGETS)
+    store_name = args.store  # the store's target name
+    targets = (store_name, *FLASHDIR_TARGETS)
     samples = []  # (round, workload, target, figure, calls, figure until the store held it)
     slow = None
     try:
         try:
             slow = mount_store(args, backing, slow_mnt)
         except StoreSkipped as why:
-            print(f"writes.py: {store}: skipped: {why}", flush=True)
+            print(f"writes.py: {store_name}: skipped: {why}", flush=True)
             return
         for rnd in range(1, args.rounds + 1):
             order = targets if rnd % 2 else tuple(reversed(targets))
             for target in order:
                 fast = None
-                if target != store:
+                if target != store_name:
                     fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", MOUNT_OPTIONS[target],
                                          size=args.cache_size)
                 try:
@@ -139,13 +139,13 @@ def main():
     def of(workload, target):
         return [s for s in samples if s[1] == workload and s[2] == target]
 
-    lines = [f"| workload | {store} | flashdir write-through (× store) | flashdir write-back, close included (× store) "
+    lines = [f"| workload | {store_name} | flashdir write-through (× store) | flashdir write-back, close included (× store) "
              "| write-back, writeback_delay=1: until the close (× store) | the same until the store holds it (× store) |",
              "|---|---|---|---|---|---|"]
     for workload in WORKLOADS:
         unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
-        store = {s[0]: s[3] for s in of(workload, store)}
-        cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, store)):,.0f} calls)"]
+        store = {s[0]: s[3] for s in of(workload, store_name)}
+        cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, store_name)):,.0f} calls)"]
         for target in ("writethrough", "writeback"):
             runs = of(workload, target)
             ratio = statistics.median(s[3] / store[s[0]] for s in runs)
