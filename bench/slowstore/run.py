@@ -21,6 +21,11 @@ For each it reports the time (or rate), the speed-up of flashdir over the slow s
 the rounds' ratios), and the calls that reached the slow store (from slowstore's counts): the
 round trips each mount cost. Writes results.md beside this file.
 
+With --store sshfs the slow store is sshfs over a localhost sshd behind a TCP delay proxy
+(sshfs_store.py; --delay-us per round trip, 1 ms by default) instead of slowstore, and the
+"calls" are the chunks the proxy carried towards sshd (sshfs counts no calls). Where that store
+cannot be set up, the runner prints "skipped: why" and exits 0.
+
 Needs root, /dev/fuse, git, fio, and the binaries: FLASHDIR (build/daemon/flashdir) and
 SLOWSTORE (build/bench/slowstore/slowstore); bench/slowstore/run.sh builds them and runs this.
 """
@@ -39,7 +44,8 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
 import harness  # noqa: E402
 import tree  # noqa: E402
-from slowstore_mount import SlowstoreMount, is_mounted, prepare_runner, unmount  # noqa: E402
+from slowstore_mount import (StoreSkipped, add_store_arguments, describe_store, is_mounted, mount_store,  # noqa: E402
+                             prepare_runner, unmount)  # noqa: E402
 
 MB = 1e6
 GOALS = {"4 KiB random reads": 20.0}  # every other workload: 2x
@@ -117,13 +123,14 @@ class Run:
         self.samples = []  # dicts: phase, round, workload, target, seconds, figure, calls, hits, misses
         self.slow = None
         self.fast = None
+        self.store = args.store  # the slow store's target name: slowstore or sshfs
 
     def mount_flashdir(self):
         options = self.args.flashdir_options
         self.fast = harness.Mount(self.slow_mnt, self.fast_mnt, self.cache, options, size=self.args.cache_size)
 
     def measure(self, phase, rnd, workloads, name, target):
-        mount = self.slow_mnt if target == "slowstore" else self.fast_mnt
+        mount = self.slow_mnt if target == self.store else self.fast_mnt
         calls_before = self.slow.counts()
         hits_before = cache_counters(self.fast_mnt) if target == "flashdir" else (0, 0)
         seconds, figure = workloads.run(name, mount, warm_up=(phase == "cold"))
@@ -137,24 +144,21 @@ class Run:
                   "misses": hits_after[1] - hits_before[1]}
         self.samples.append(sample)
         print(f"run.py: {phase} {rnd}: {name} on {target}: {figure:,.3f} {workloads.unit(name)} "
-              f"({seconds:.2f} s, {calls} slowstore calls, {sample['hits']} hit / {sample['misses']} missed pages)",
+              f"({seconds:.2f} s, {calls} {self.slow.calls_label}, {sample['hits']} hit / {sample['misses']} missed pages)",
               flush=True)
 
     def go(self, workloads):
         args = self.args
-        slow_options = f"latency_us={args.latency_us},bandwidth_mbps={args.bandwidth_mbps}"
-        if args.slowstore_options:
-            slow_options += "," + args.slowstore_options
-        self.slow = SlowstoreMount(os.environ["SLOWSTORE"], self.backing, self.slow_mnt, slow_options)
+        self.slow = mount_store(args, self.backing, self.slow_mnt, args.slowstore_options)
         self.mount_flashdir()
         for name in workloads.names:
-            for target in ("slowstore", "flashdir"):
+            for target in (self.store, "flashdir"):
                 self.measure("cold", 0, workloads, name, target)
         for rnd in range(1, args.rounds + 1):
             for name in workloads.names:
                 # Taking turns, each first in every other round: a slow moment of the machine
                 # falls on both.
-                targets = ("slowstore", "flashdir") if rnd % 2 else ("flashdir", "slowstore")
+                targets = (self.store, "flashdir") if rnd % 2 else ("flashdir", self.store)
                 for target in targets:
                     self.measure("warm", rnd, workloads, name, target)
         self.fast.stop()
@@ -179,21 +183,22 @@ class Run:
                     print(f"run.py: stopping a mount: {error}", file=sys.stderr)
 
 
-def table(samples, workloads, args, load_before, started):
+def table(samples, workloads, args, load_before, started, calls_label):
+    store = args.store
     def of(phase, name, target):
         return [s for s in samples if s["phase"] == phase and s["workload"] == name and s["target"] == target]
 
     def show(value, unit):
         return f"{value:,.2f} s" if unit == "s" else f"{value:,.1f} {unit}" if unit == "MB/s" else f"{value:,.0f} {unit}"
 
-    lines = ["| workload | slowstore, warm | flashdir over it, warm | flashdir speed-up (goal) | "
+    lines = [f"| workload | {store}, warm | flashdir over it, warm | flashdir speed-up (goal) | "
              "after clean remount | after kill -9 |", "|---|---|---|---|---|---|"]
-    calls = ["| workload | slowstore calls: slowstore itself, warm | through flashdir: cold | warm | "
+    calls = [f"| workload | {calls_label}: {store} itself, warm | through flashdir: cold | warm | "
              "after remount | after kill -9 | flashdir pages hit / missed, warm |", "|---|---|---|---|---|---|---|"]
     spreads = []
     for name in workloads.names:
         unit = workloads.unit(name)
-        slow, fast = of("warm", name, "slowstore"), of("warm", name, "flashdir")
+        slow, fast = of("warm", name, store), of("warm", name, "flashdir")
         slow_median = statistics.median(s["figure"] for s in slow)
         fast_median = statistics.median(s["figure"] for s in fast)
         by_round = {s["round"]: s["figure"] for s in slow}
@@ -219,35 +224,34 @@ def table(samples, workloads, args, load_before, started):
             return f"{statistics.median(s['calls'] for s in runs):,.0f}" if runs else "not run"
         hits = statistics.median(s["hits"] for s in fast)
         misses = statistics.median(s["misses"] for s in fast)
-        calls.append(f"| {name} | {calls_of('warm', 'slowstore')} | {calls_of('cold', 'flashdir')} | "
+        calls.append(f"| {name} | {calls_of('warm', store)} | {calls_of('cold', 'flashdir')} | "
                      f"{calls_of('warm', 'flashdir')} | {calls_of('remount', 'flashdir')} | "
                      f"{calls_of('kill -9', 'flashdir')} | {hits:,.0f} / {misses:,.0f} |")
-    kinds = ["| workload | slowstore itself | through flashdir |", "|---|---|---|"]
+    kinds = [f"| workload | {store} itself | through flashdir |", "|---|---|---|"]
     for name in workloads.names:
         def kinds_of(target):
             last = of("warm", name, target)[-1]["by_kind"]
             return ", ".join(f"{kind} {n:,}" for kind, n in sorted(last.items(), key=lambda item: -item[1]))
-        kinds.append(f"| {name} | {kinds_of('slowstore')} | {kinds_of('flashdir')} |")
-    cold = ["| workload | slowstore, cold | flashdir over it, cold (fills its cache) |", "|---|---|---|"]
+        kinds.append(f"| {name} | {kinds_of(store)} | {kinds_of('flashdir')} |")
+    cold = [f"| workload | {store}, cold | flashdir over it, cold (fills its cache) |", "|---|---|---|"]
     for name in workloads.names:
         unit = workloads.unit(name)
-        cold.append(f"| {name} | {show(of('cold', name, 'slowstore')[0]['figure'], unit)} | "
+        cold.append(f"| {name} | {show(of('cold', name, store)[0]['figure'], unit)} | "
                     f"{show(of('cold', name, 'flashdir')[0]['figure'], unit)} |")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
     return "\n".join([
-        f"slowstore latency {args.latency_us} µs per call, bandwidth "
-        f"{args.bandwidth_mbps or 'unlimited'}{' Mbit/s' if args.bandwidth_mbps else ''}"
-        f"{', ' + args.slowstore_options if args.slowstore_options else ''}; flashdir -o "
+        f"{describe_store(args, args.slowstore_options)}; flashdir -o "
         f"size={args.cache_size}{',' + args.flashdir_options if args.flashdir_options else ''}; "
         f"{args.files} files, big file {args.big}; {args.rounds} rounds, fio {args.fio_seconds} s per point; "
         f"{os.cpu_count()} CPUs, kernel {os.uname().release}; load average before {load_before}, after "
         f"{' '.join(open('/proc/loadavg').read().split()[:3])}; {when} UTC", "",
-        "Warm: medians of the rounds; speed-up: median of the rounds' ratios (slowstore time / flashdir "
-        "time, or flashdir rate / slowstore rate). After a remount: the first pass, with its speed-up "
+        f"Warm: medians of the rounds; speed-up: median of the rounds' ratios ({store} time / flashdir "
+        f"time, or flashdir rate / {store} rate). After a remount: the first pass, with its speed-up "
         "over the slow store's warm median and its fraction of flashdir's warm median.", "",
         *lines, "", "Speed-ups round by round: " + "; ".join(spreads) + ".", "",
         "Calls that reached the slow store per run of each workload (medians), and flashdir's cache pages:", "",
-        *calls, "", "The same calls by kind, in the last warm round (getattr answers LOOKUP too):", "", *kinds, "",
+        *calls, "", ("The same calls by kind, in the last warm round (getattr answers LOOKUP too):" if store == "slowstore"
+         else "What the proxy carried each way, in the last warm round (empty: nothing):"), "", *kinds, "",
         "The first pass on each mount:", "", *cold, ""])
 
 
@@ -256,8 +260,7 @@ def main():
     parser.add_argument("--work", help="work directory (default: a new one in --dir)")
     parser.add_argument("--dir", default=os.environ.get("FLASHDIR_BENCH_DIR", "/dev/shm"),
                         help="where the backing, the mounts and the cache live (default /dev/shm)")
-    parser.add_argument("--latency-us", type=int, default=1000)
-    parser.add_argument("--bandwidth-mbps", type=int, default=0)
+    add_store_arguments(parser)
     parser.add_argument("--slowstore-options", default="", help="more -o options for slowstore (attr_timeout=3, ...)")
     parser.add_argument("--flashdir-options", default="", help="more -o options for flashdir")
     parser.add_argument("--cache-size", default="1G")
@@ -283,10 +286,12 @@ def main():
             f.write("\0".join(blobs))
         data_bytes = sum(os.lstat(os.path.join(d, n)).st_size for d, _, ns in os.walk(run.backing) for n in ns)
         workloads = Workloads(blob_list, data_bytes, len(blobs) * tree.BLOB_SIZE, args.fio_seconds)
-        run.go(workloads)
-        print("run.py: sshfs over a delayed localhost sshd (issue 19): not part of this runner yet; skipped",
-              flush=True)
-        text = table(run.samples, workloads, args, load_before, started)
+        try:
+            run.go(workloads)
+        except StoreSkipped as why:
+            print(f"run.py: {args.store}: skipped: {why}", flush=True)
+            return
+        text = table(run.samples, workloads, args, load_before, started, run.slow.calls_label)
         print(text)
         with open(args.results, "w") as f:
             f.write(text)

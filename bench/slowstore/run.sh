@@ -7,6 +7,10 @@
 #                                               --slowstore-options attr_timeout=3, --no-kill
 #   bench/slowstore/run.sh --writes [writes.py options]   writes instead (writes.py): fio random
 #                                               and sequential writes, write-through and write-back
+#   bench/slowstore/run.sh [--writes] --store sshfs [--delay-us 1000]   against sshfs over a
+#                                               localhost sshd behind a TCP delay proxy instead of
+#                                               slowstore (sshfs_store.py installs openssh-server and
+#                                               sshfs; "skipped: why" and exit 0 where it cannot)
 # Env: FLASHDIR_BENCH_DIR (/dev/shm): where the backing, the mounts and the cache live.
 # Writes the tables to bench/slowstore/results.md.
 set -euo pipefail

@@ -19,6 +19,10 @@ Each round runs every workload on each target, taking turns; the file is removed
 Reports medians and flashdir's rate over the store's (goals: write-through >= 0.9x, write-back
 >= 0.9x), and the calls that reached the store. Writes writes.md beside this file, or --results.
 
+With --store sshfs the store is sshfs over a localhost sshd behind a TCP delay proxy
+(sshfs_store.py, --delay-us per round trip) instead of slowstore; its "calls" are the chunks
+the proxy carried towards sshd. Where it cannot be set up: "skipped: why", exit 0.
+
 Needs root, /dev/fuse, fio, FLASHDIR and SLOWSTORE (bench/slowstore/run.sh --writes builds them).
 """
 import argparse
@@ -35,12 +39,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
 import harness  # noqa: E402
-from slowstore_mount import SlowstoreMount, is_mounted, prepare_runner, unmount  # noqa: E402
+from slowstore_mount import (StoreSkipped, add_store_arguments, describe_store, is_mounted, mount_store,  # noqa: E402
+                             prepare_runner, unmount)  # noqa: E402
 
 MB = 1e6
 RANDOM_FILE_BYTES = 64 << 20
 SEQUENTIAL_BYTES = 256 << 20
-TARGETS = ("slowstore", "writethrough", "writeback", "writeback-delay")
+FLASHDIR_TARGETS = ("writethrough", "writeback", "writeback-delay")
 MOUNT_OPTIONS = {"writethrough": "mode=writethrough", "writeback": "mode=writeback",
                  "writeback-delay": "mode=writeback,writeback_delay=1"}
 WORKLOADS = ("4 KiB random writes", "sequential write")
@@ -81,8 +86,7 @@ def fio(mount, workload, seconds, settle=False):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", default=os.environ.get("FLASHDIR_BENCH_DIR", "/dev/shm"))
-    parser.add_argument("--latency-us", type=int, default=1000)
-    parser.add_argument("--bandwidth-mbps", type=int, default=0, help="slowstore's line, Mbit/s (0: no limit)")
+    add_store_arguments(parser)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10, help="the random writes' time")
     parser.add_argument("--cache-size", default="1G")
@@ -94,15 +98,21 @@ def main():
     for d in (backing, slow_mnt, fast_mnt):
         os.makedirs(d)
     started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
+    store_name = args.store  # the store's target name
+    targets = (store_name, *FLASHDIR_TARGETS)
     samples = []  # (round, workload, target, figure, calls, figure until the store held it)
     slow = None
     try:
-        slow = SlowstoreMount(os.environ["SLOWSTORE"], backing, slow_mnt, f"latency_us={args.latency_us},bandwidth_mbps={args.bandwidth_mbps}")
+        try:
+            slow = mount_store(args, backing, slow_mnt)
+        except StoreSkipped as why:
+            print(f"writes.py: {store_name}: skipped: {why}", flush=True)
+            return
         for rnd in range(1, args.rounds + 1):
-            order = TARGETS if rnd % 2 else tuple(reversed(TARGETS))
+            order = targets if rnd % 2 else tuple(reversed(targets))
             for target in order:
                 fast = None
-                if target != "slowstore":
+                if target != store_name:
                     fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", MOUNT_OPTIONS[target],
                                          size=args.cache_size)
                 try:
@@ -114,7 +124,7 @@ def main():
                         samples.append((rnd, workload, target, figure, calls, figure * wall / settled))
                         print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "
                               f"({written / MB:,.0f} MB in {wall:.2f} s, in the store after {settled:.2f} s, "
-                              f"{calls:,} slowstore calls)", flush=True)
+                              f"{calls:,} {slow.calls_label})", flush=True)
                 finally:
                     if fast is not None:
                         fast.stop()
@@ -129,13 +139,13 @@ def main():
     def of(workload, target):
         return [s for s in samples if s[1] == workload and s[2] == target]
 
-    lines = ["| workload | slowstore | flashdir write-through (× store) | flashdir write-back, close included (× store) "
+    lines = [f"| workload | {store_name} | flashdir write-through (× store) | flashdir write-back, close included (× store) "
              "| write-back, writeback_delay=1: until the close (× store) | the same until the store holds it (× store) |",
              "|---|---|---|---|---|---|"]
     for workload in WORKLOADS:
         unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
-        store = {s[0]: s[3] for s in of(workload, "slowstore")}
-        cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, 'slowstore')):,.0f} calls)"]
+        store = {s[0]: s[3] for s in of(workload, store_name)}
+        cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, store_name)):,.0f} calls)"]
         for target in ("writethrough", "writeback"):
             runs = of(workload, target)
             ratio = statistics.median(s[3] / store[s[0]] for s in runs)
@@ -149,12 +159,11 @@ def main():
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
     text = "\n".join([
-        f"slowstore latency {args.latency_us} µs per call, bandwidth {args.bandwidth_mbps or 'unlimited'}"
-        f"{' Mbit/s' if args.bandwidth_mbps else ''}; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
+        f"{describe_store(args)}; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
         f"random writes {args.seconds} s; {os.cpu_count()} CPUs; load average before {load_before}, after "
         f"{' '.join(open('/proc/loadavg').read().split()[:3])}; {when} UTC", "",
-        "Medians of the rounds; × store: the median of the rounds' ratios; calls: those that reached "
-        "slowstore in one run (median).", "", *lines, ""])
+        f"Medians of the rounds; × store: the median of the rounds' ratios; calls: {slow.calls_label} "
+        "in one run (median).", "", *lines, ""])
     print(text)
     with open(args.results, "w") as f:
         f.write(text)
