@@ -54,10 +54,11 @@ struct RamRig {
   std::unique_ptr<ram::RamManager> ram;
 
   RamRig(format::RamPolicy policy, std::uint64_t budget_bytes,
-         format::MappingScheme mapping = format::MappingScheme::dftl)
+         format::MappingScheme mapping = format::MappingScheme::dftl, bool relocation_log = false)
       : layout(ftl::FtlLayout::compute(Geometry{512, 64, 16, 256}, 70).value()),
         pages(layout.entries_per_translation_page) {
     options.mapping = mapping;
+    options.ram.tree_relocation_log = relocation_log;
     options.ram.policy = policy;
     options.ram.budget_bytes = budget_bytes;
     options.ram.aps_interval_requests = 100;

@@ -97,9 +97,20 @@ std::vector<ftl::Relocation> moves_into(std::uint64_t tpn, std::initializer_list
 
 }  // namespace
 
+TEST_CASE("tree without the relocation log (the default): a GC move loads its translation page at once",
+          "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage);
+  REQUIRE(rig.ram->relocate(moves_into(3, {1, 5}, 500)).is_ok());
+  REQUIRE(rig.ram->relocate(moves_into(5, {2}, 600)).is_ok());
+  CHECK(rig.pages.reads == 2);  // pages 3 and 5, each once
+  CHECK(rig.ram->dirty_translation_pages() == 2);
+  CHECK(rig.ram->lookup(Lpn(3 * E + 5), ftl::Access::internal).value() == 505);
+  CHECK(rig.pages.reads == 2);
+}
+
 TEST_CASE("tree: GC's moves into uncached translation pages cost one read-modify-write per page, across GC runs",
           "[ram][tree][gc]") {
-  RamRig rig(format::RamPolicy::tree, 64 * kPage);  // the log's share: 4 KiB, 512 entries
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);  // the log's share: 4 KiB, 512 entries
   // A GC run moves three pages of translation page 3 and one of page 5, none of them cached:
   // before, each page was read at once and written back when the request settled.
   REQUIRE(rig.ram->relocate(moves_into(3, {1, 5}, 500)).is_ok());
@@ -130,7 +141,7 @@ TEST_CASE("tree: GC's moves into uncached translation pages cost one read-modify
 }
 
 TEST_CASE("tree: a translation page loaded for the host carries GC's waiting moves", "[ram][tree][gc]") {
-  RamRig rig(format::RamPolicy::tree, 64 * kPage);
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);
   REQUIRE(rig.ram->relocate(moves_into(4, {9, 10}, 700)).is_ok());
   // The host reads a moved page: its translation page is loaded (a host miss) with the moves.
   CHECK(rig.ram->lookup(Lpn(4 * E + 9), ftl::Access::read).value() == 709);
@@ -153,7 +164,7 @@ TEST_CASE("tree: a translation page loaded for the host carries GC's waiting mov
 }
 
 TEST_CASE("tree: GC moving a translation page takes the moves waiting for it", "[ram][tree][gc]") {
-  RamRig rig(format::RamPolicy::tree, 64 * kPage);
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);
   REQUIRE(rig.ram->relocate(moves_into(6, {3}, 800)).is_ok());
   std::vector<std::uint32_t> entries(E, 42);  // the page as on flash
   rig.ram->merge_dirty(6, entries);
@@ -166,7 +177,7 @@ TEST_CASE("tree: GC moving a translation page takes the moves waiting for it", "
 
 TEST_CASE("tree: the log beyond its share writes back the page with the most waiting moves first",
           "[ram][tree][gc]") {
-  RamRig rig(format::RamPolicy::tree, 64 * kPage);  // 512 entries
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);  // 512 entries
   const std::pair<std::uint64_t, std::uint32_t> pages[] = {{1, 100}, {2, 120}, {3, 100}, {4, 100}, {5, 95}};
   for (const auto& [tpn, count] : pages) {
     std::vector<ftl::Relocation> moves;

@@ -10,7 +10,7 @@
 // data go to flash without caching; writes longer than half a block bypass RAM.
 //
 // GC's relocations (doc/ram.md, "GC's mapping updates"): a move into a cached translation page
-// updates the CTP; a move into an uncached one waits in the relocation log, 8 bytes an entry,
+// updates the CTP; with the relocation log on, a move into an uncached one waits in the log, 8 bytes an entry,
 // without reading the page. The log is merged into the CTP when the page is next loaded, and
 // when it outgrows its share of the budget the page with the most waiting entries is written
 // back, one read-modify-write for all of them.
@@ -64,7 +64,8 @@ class TreeRam final : public RamManager {
                 options.ram.budget_bytes * options.cftl.cbmt_share_percent / 100, stats),
         group_of_tpn_(layout.translation_pages, kNone),
         log_bytes_max_(std::max<std::uint64_t>(kLogEntryBytes, options.ram.budget_bytes / kLogShareDivisor)),
-        log_pages_max_(std::max<std::uint64_t>(1, options.ram.budget_bytes / page_bytes_)) {}
+        log_pages_max_(std::max<std::uint64_t>(1, options.ram.budget_bytes / page_bytes_)),
+        relocation_log_(options.ram.tree_relocation_log) {}
 
   // ---- Translation
 
@@ -102,11 +103,13 @@ class TreeRam final : public RamManager {
       return whole_map_->relocate(moves);
     }
     // A move into a cached translation page updates it (without making it recent); one into
-    // an uncached page waits in the log, so that the moves of many GC runs into one page cost
-    // one read-modify-write. evict() restores the budget after.
+    // an uncached page waits in the log (RamOptions::tree_relocation_log), so that the moves of
+    // many GC runs into one page cost one read-modify-write, or without the log caches the page
+    // now: a GC run's moves into it then cost one write-back. evict() restores the budget after.
     for (const Relocation& m : moves) {
       blocks_.page_mapped(m.lpn);
       const std::uint64_t tpn = layout_.tpn_of(m.lpn);
+      if (!relocation_log_) FLASHDIR_TRY(load_ctp(group(tpn)));  // no log: the page is cached now
       const std::uint32_t g = group_of_tpn_[tpn];
       if (g != kNone && groups_[g].ctp_cached) {
         groups_[g].ctp[offset_of(m.lpn)] = m.to;
@@ -415,6 +418,7 @@ class TreeRam final : public RamManager {
   std::uint64_t log_entries_ = 0;
   std::uint64_t log_bytes_max_;
   std::uint64_t log_pages_max_;
+  const bool relocation_log_;  // RamOptions::tree_relocation_log; off: the log stays empty
   std::vector<std::uint32_t> log_buffer_;
 };
 
