@@ -36,7 +36,8 @@ class EntryMapper final : public Mapper {
         cbmt_bytes_(cftl ? cbmt_bytes : 0),
         blocks_(cftl, layout, options, cbmt_bytes_, stats),
         buffer_(layout.entries_per_translation_page),
-        has_dirty_(layout.translation_pages, false) {}
+        has_dirty_(layout.translation_pages, false),
+        host_dirty_(layout.translation_pages, false) {}
 
   Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
     if (auto ppn = blocks_.lookup(lpn, access)) return *ppn;
@@ -70,6 +71,7 @@ class EntryMapper final : public Mapper {
     blocks_.page_mapped(lpn);
     cache_.set(lpn, ppn);
     mark_dirty(lpn);
+    host_dirty_[layout_.tpn_of(lpn)] = true;
   }
 
   Status relocate(std::span<const Relocation> moves) override {
@@ -100,6 +102,7 @@ class EntryMapper final : public Mapper {
     const Lpn first = layout_.first_lpn_of_tpn(tpn);
     const auto next = cache_.next_dirty(first);
     if (!next || layout_.tpn_of(*next) != tpn) return Status::ok();
+    const GcCharge charge(pages_, !host_dirty_[tpn]);  // only relocations dirtied it: GC's I/O
     FLASHDIR_TRY(pages_.read(tpn, buffer_));
     merge_dirty(tpn, buffer_);
     return pages_.write(tpn, buffer_);
@@ -122,6 +125,7 @@ class EntryMapper final : public Mapper {
       has_dirty_[tpn] = false;
       --dirty_pages_;
     }
+    host_dirty_[tpn] = false;
     if (observer_ != nullptr && !dirty.empty()) observer_->wrote_back(dirty.size());
     for (const CachedRun& run : dirty) {
       for (std::uint32_t i = 0; i < run.length; ++i) {
@@ -162,6 +166,7 @@ class EntryMapper final : public Mapper {
   MappingObserver* observer_ = nullptr;
   std::vector<std::uint32_t> buffer_;
   std::vector<bool> has_dirty_;  // by translation page
+  std::vector<bool> host_dirty_;  // ... dirtied by a host write or trim, not only by relocations
   std::uint64_t dirty_pages_ = 0;
 };
 

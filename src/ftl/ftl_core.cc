@@ -146,6 +146,7 @@ Status FtlCore::read(std::uint64_t tpn, std::span<std::uint32_t> entries) {
   }
   decode_translation_page(data, entries);
   ++stats_.translation_page_reads;
+  if (in_collect_ || charge_to_gc_) ++stats_.gc_translation_page_reads;
   ++ram_page_ops_;  // into RAM
   return Status::ok();
 }
@@ -168,6 +169,7 @@ Status FtlCore::write(std::uint64_t tpn, std::span<const std::uint32_t> entries)
   if (gtd_[tpn] != kUnmappedPpn) invalidate(Ppn(gtd_[tpn]));
   gtd_[tpn] = static_cast<std::uint32_t>(placed.value);
   ++stats_.translation_page_writes;
+  if (in_collect_ || charge_to_gc_) ++stats_.gc_translation_page_writes;
   ++ram_page_ops_;  // out of RAM
   unpersisted_trim_tpns_.erase(tpn);
   if (unpersisted_trim_tpns_.empty()) blocks_with_unpersisted_trims_.clear();

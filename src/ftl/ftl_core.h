@@ -93,6 +93,7 @@ class FtlCore final : public TranslationPages {
   // TranslationPages, for the mapper.
   Status read(std::uint64_t tpn, std::span<std::uint32_t> entries) override;
   Status write(std::uint64_t tpn, std::span<const std::uint32_t> entries) override;
+  void charge_to_gc(bool gc) override { charge_to_gc_ = gc; }
 
   // For tests and fsck.
   NandChip& chip() { return chip_; }
@@ -241,6 +242,8 @@ class FtlCore final : public TranslationPages {
   std::set<std::uint64_t> newly_lost_lpns_;
 
   bool in_gc_ = false;
+  bool in_collect_ = false;     // collecting a victim: translation-page I/O is GC's
+  bool charge_to_gc_ = false;   // a scheme writing back what only GC dirtied
   std::uint64_t requests_since_consolidation_ = 0;
   Status failed_;
   FtlStats stats_;

@@ -55,10 +55,12 @@ Status FtlCore::collect(BlockNumber victim) {
   policy_->block_removed(victim);
   ++stats_.gc_runs;
   const bool translation = blocks_.info(victim).kind == BlockKind::translation;
-  const FtlStats before = stats_;  // to tell the translation-page I/O GC causes from the host's
-  FLASHDIR_TRY(translation ? collect_translation_block(victim) : collect_data_block(victim));
-  stats_.gc_translation_page_reads += stats_.translation_page_reads - before.translation_page_reads;
-  stats_.gc_translation_page_writes += stats_.translation_page_writes - before.translation_page_writes;
+  // Translation-page I/O while collecting is GC's (FtlCore::read/write count it); so is the
+  // later write-back of pages only the relocations dirtied (the schemes charge it).
+  in_collect_ = true;
+  const Status collected = translation ? collect_translation_block(victim) : collect_data_block(victim);
+  in_collect_ = false;
+  FLASHDIR_TRY(collected);
   if (blocks_.info(victim).valid_pages != 0) {
     return fail(Status::corruption(fmt::format("GC left {} valid pages in block {}",
                                                blocks_.info(victim).valid_pages, victim.value)));

@@ -35,6 +35,28 @@ class TranslationPages {
   virtual Status read(std::uint64_t tpn, std::span<std::uint32_t> entries) = 0;
   // Writes `entries` as the new content of `tpn`.
   virtual Status write(std::uint64_t tpn, std::span<const std::uint32_t> entries) = 0;
+  // While set, the reads and writes above are charged to garbage collection
+  // (FtlStats::gc_translation_page_reads/writes): a scheme sets it around the write-back of a
+  // translation page that only GC's relocations dirtied (doc/ftl.md, "Who pays for GC's
+  // mapping updates"). I/O during a GC run is charged to GC whatever this says.
+  virtual void charge_to_gc(bool gc) { (void)gc; }
+};
+
+// Sets TranslationPages::charge_to_gc for a scope.
+class GcCharge {
+ public:
+  GcCharge(TranslationPages& pages, bool gc) : pages_(pages), gc_(gc) {
+    if (gc_) pages_.charge_to_gc(true);
+  }
+  ~GcCharge() {
+    if (gc_) pages_.charge_to_gc(false);
+  }
+  GcCharge(const GcCharge&) = delete;
+  GcCharge& operator=(const GcCharge&) = delete;
+
+ private:
+  TranslationPages& pages_;
+  bool gc_;
 };
 
 enum class Access {

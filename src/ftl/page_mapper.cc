@@ -10,7 +10,12 @@ namespace {
 class PageMapper final : public Mapper {
  public:
   PageMapper(const FtlLayout& layout, TranslationPages& pages, FtlStats& stats, std::vector<std::uint32_t> map)
-      : layout_(layout), pages_(pages), stats_(stats), map_(std::move(map)), dirty_(layout.translation_pages, false) {}
+      : layout_(layout),
+        pages_(pages),
+        stats_(stats),
+        map_(std::move(map)),
+        dirty_(layout.translation_pages, false),
+        host_dirty_(layout.translation_pages, false) {}
 
   void mark_dirty(std::uint64_t tpn) {
     if (!dirty_[tpn]) ++dirty_count_;
@@ -24,14 +29,19 @@ class PageMapper final : public Mapper {
   void set(Lpn lpn, std::uint32_t ppn) override {
     map_[lpn.value] = ppn;
     mark_dirty(layout_.tpn_of(lpn));
+    host_dirty_[layout_.tpn_of(lpn)] = true;
   }
   Status relocate(std::span<const Relocation> moves) override {
-    for (const Relocation& m : moves) set(m.lpn, m.to);
+    for (const Relocation& m : moves) {
+      map_[m.lpn.value] = m.to;
+      mark_dirty(layout_.tpn_of(m.lpn));
+    }
     return Status::ok();
   }
   Status enforce_budget() override { return Status::ok(); }
   Status write_back(std::uint64_t tpn) override {
     if (!dirty_[tpn]) return Status::ok();
+    const GcCharge charge(pages_, !host_dirty_[tpn]);  // only relocations dirtied it: GC's I/O
     std::vector<std::uint32_t> entries(layout_.entries_per_translation_page);
     merge_dirty(tpn, entries);
     return pages_.write(tpn, entries);
@@ -49,6 +59,7 @@ class PageMapper final : public Mapper {
     }
     if (dirty_[tpn]) --dirty_count_;
     dirty_[tpn] = false;
+    host_dirty_[tpn] = false;
   }
   std::uint64_t cache_bytes_used() const override { return map_.size() * sizeof(std::uint32_t); }
 
@@ -58,6 +69,7 @@ class PageMapper final : public Mapper {
   FtlStats& stats_;
   std::vector<std::uint32_t> map_;
   std::vector<bool> dirty_;
+  std::vector<bool> host_dirty_;  // dirtied by a host write or trim, not only by relocations
   std::uint64_t dirty_count_ = 0;
 };
 

@@ -234,6 +234,13 @@ Status set_consolidation(SimConfig& c, std::string_view text) {
   return Status::ok();
 }
 
+Status set_relocation_log(SimConfig& c, std::string_view text) {
+  auto value = parse_switch(text);
+  if (!value.is_ok()) return value.status();
+  c.ram.tree_relocation_log = *value;
+  return Status::ok();
+}
+
 Status set_prefill(SimConfig& c, std::string_view text) {
   auto value = parse_switch(text);
   if (!value.is_ok()) return value.status();
@@ -318,7 +325,7 @@ std::string on_off(bool value) {
   return value ? "on" : "off";
 }
 
-const std::array<KeyEntry, 26> kKeys = {{
+const std::array<KeyEntry, 27> kKeys = {{
     {{"page-size", "SIZE", "NAND page size in bytes, a power of two from 512 to 64K", false},
      set_page_size,
      [](const SimConfig& c) { return size_text(c.page_size_bytes); }},
@@ -384,6 +391,11 @@ const std::array<KeyEntry, 26> kKeys = {{
     {{"aps-tune-unit", "SIZE", "APS: bytes moved per unit of benefit ratio; 0 = one mapping entry (the paper)", false},
      set_aps_tune_unit,
      [](const SimConfig& c) { return size_text(c.ram.aps_tune_unit_bytes); }},
+    {{"relocation-log", "on|off",
+      "tree: GC's moves into uncached translation pages wait in a log, one read-modify-write per page (doc/ram.md)",
+      true},
+     set_relocation_log,
+     [](const SimConfig& c) { return on_off(c.ram.tree_relocation_log); }},
     {{"checkpoint-interval", "PAGES",
       "Pages programmed between checkpoints (taken at flushes, see flush-every); 0 = automatic", false},
      set_checkpoint_interval,

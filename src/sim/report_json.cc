@@ -112,6 +112,11 @@ json configuration_json(const InputDescription& input, const ConfigurationReport
   out["stats"] = stats_json(r.stats);
   out["write_amplification"] = r.stats.write_pages == 0 ? json(nullptr) : json(r.stats.write_amplification());
   out["mapping_hit_ratio"] = ratio(r.stats.mapping_hits, r.stats.mapping_lookups);
+  // The hit ratio counts host lookups; the translation-page I/O splits the same way.
+  out["translation_page_reads_host"] = r.stats.translation_page_reads - r.stats.gc_translation_page_reads;
+  out["translation_page_reads_gc"] = r.stats.gc_translation_page_reads;
+  out["translation_page_writes_host"] = r.stats.translation_page_writes - r.stats.gc_translation_page_writes;
+  out["translation_page_writes_gc"] = r.stats.gc_translation_page_writes;
   out["cbmt_hit_ratio"] = ratio(r.stats.cbmt_hits, r.stats.cbmt_lookups);
   out["mapping_read_hit_ratio"] = ratio(r.stats.mapping_read_hits, r.stats.mapping_read_lookups);
   out["mapping_write_hit_ratio"] = ratio(r.stats.mapping_write_hits, r.stats.mapping_write_lookups);

@@ -49,6 +49,12 @@ TEST_CASE("the ftl section shows the FTL's counters, wear and RAM split") {
   ftl.ram_budget_bytes = 1 << 20;
   ftl.ram_mapping_bytes = 3 << 18;
   ftl.ram_buffer_bytes = 1 << 18;
+  ftl.mapping_lookups = 10;
+  ftl.mapping_hits = 9;
+  ftl.translation_page_reads = 7;
+  ftl.gc_translation_page_reads = 5;
+  ftl.translation_page_writes = 6;
+  ftl.gc_translation_page_writes = 4;
   const StatsSection device = ftl_stats_section(ftl);
   CHECK(device.name == "ftl");
   auto value = [&](const std::string& name) {
@@ -65,4 +71,10 @@ TEST_CASE("the ftl section shows the FTL's counters, wear and RAM split") {
   CHECK(std::get<std::uint64_t>(value("erase_count_max")) == 4);
   CHECK(std::get<std::uint64_t>(value("ram_mapping_bytes")) + std::get<std::uint64_t>(value("ram_buffer_bytes")) ==
         std::get<std::uint64_t>(value("ram_budget_bytes")));
+  // Beside the hit ratio (host lookups), translation-page I/O by cause: host or GC.
+  CHECK(std::get<double>(value("mapping_hit_ratio")) == Approx(0.9));
+  CHECK(std::get<std::uint64_t>(value("translation_page_reads_host")) == 2);
+  CHECK(std::get<std::uint64_t>(value("translation_page_reads_gc")) == 5);
+  CHECK(std::get<std::uint64_t>(value("translation_page_writes_host")) == 2);
+  CHECK(std::get<std::uint64_t>(value("translation_page_writes_gc")) == 4);
 }

@@ -20,6 +20,7 @@ class FakeTranslationPages final : public ftl::TranslationPages {
   explicit FakeTranslationPages(std::uint32_t entries) : entries_(entries) {}
   Status read(std::uint64_t tpn, std::span<std::uint32_t> out) override {
     ++reads;
+    gc_reads += charging_gc ? 1 : 0;
     auto it = pages.find(tpn);
     if (it == pages.end()) std::fill(out.begin(), out.end(), ftl::kUnmappedPpn);
     else std::copy(it->second.begin(), it->second.end(), out.begin());
@@ -27,14 +28,19 @@ class FakeTranslationPages final : public ftl::TranslationPages {
   }
   Status write(std::uint64_t tpn, std::span<const std::uint32_t> in) override {
     ++writes;
+    gc_writes += charging_gc ? 1 : 0;
     written.push_back(tpn);
     pages[tpn].assign(in.begin(), in.end());
     return Status::ok();
   }
+  void charge_to_gc(bool gc) override { charging_gc = gc; }
   std::map<std::uint64_t, std::vector<std::uint32_t>> pages;
   std::vector<std::uint64_t> written;
   std::uint64_t reads = 0;
   std::uint64_t writes = 0;
+  std::uint64_t gc_reads = 0;   // ... of them, charged to GC (TranslationPages::charge_to_gc)
+  std::uint64_t gc_writes = 0;
+  bool charging_gc = false;
 
  private:
   std::uint32_t entries_;
@@ -48,10 +54,11 @@ struct RamRig {
   std::unique_ptr<ram::RamManager> ram;
 
   RamRig(format::RamPolicy policy, std::uint64_t budget_bytes,
-         format::MappingScheme mapping = format::MappingScheme::dftl)
+         format::MappingScheme mapping = format::MappingScheme::dftl, bool relocation_log = false)
       : layout(ftl::FtlLayout::compute(Geometry{512, 64, 16, 256}, 70).value()),
         pages(layout.entries_per_translation_page) {
     options.mapping = mapping;
+    options.ram.tree_relocation_log = relocation_log;
     options.ram.policy = policy;
     options.ram.budget_bytes = budget_bytes;
     options.ram.aps_interval_requests = 100;

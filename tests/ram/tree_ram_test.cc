@@ -83,3 +83,109 @@ TEST_CASE("tree: a replaced buffered page keeps the oldest pending write", "[ram
   CHECK(rig.ram->drop(Lpn(7)) == std::optional<std::uint64_t>(10));
   CHECK(rig.ram->find(Lpn(7)) == nullptr);
 }
+
+// ---- GC's mapping updates (doc/ram.md, "GC's mapping updates")
+
+namespace {
+
+std::vector<ftl::Relocation> moves_into(std::uint64_t tpn, std::initializer_list<std::uint32_t> offsets,
+                                        std::uint32_t ppn_base) {
+  std::vector<ftl::Relocation> moves;
+  for (std::uint32_t offset : offsets) moves.push_back({Lpn(tpn * E + offset), ppn_base + offset});
+  return moves;
+}
+
+}  // namespace
+
+TEST_CASE("tree without the relocation log (the default): a GC move loads its translation page at once",
+          "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage);
+  REQUIRE(rig.ram->relocate(moves_into(3, {1, 5}, 500)).is_ok());
+  REQUIRE(rig.ram->relocate(moves_into(5, {2}, 600)).is_ok());
+  CHECK(rig.pages.reads == 2);  // pages 3 and 5, each once
+  CHECK(rig.ram->dirty_translation_pages() == 2);
+  CHECK(rig.ram->lookup(Lpn(3 * E + 5), ftl::Access::internal).value() == 505);
+  CHECK(rig.pages.reads == 2);
+}
+
+TEST_CASE("tree: GC's moves into uncached translation pages cost one read-modify-write per page, across GC runs",
+          "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);  // the log's share: 4 KiB, 512 entries
+  // A GC run moves three pages of translation page 3 and one of page 5, none of them cached:
+  // before, each page was read at once and written back when the request settled.
+  REQUIRE(rig.ram->relocate(moves_into(3, {1, 5}, 500)).is_ok());
+  REQUIRE(rig.ram->relocate(moves_into(5, {2}, 600)).is_ok());
+  rig.settle();
+  CHECK(rig.pages.reads == 0);
+  CHECK(rig.pages.writes == 0);
+  CHECK(rig.ram->dirty_translation_pages() == 2);
+  // GC asking after a page it moved needs no translation read.
+  CHECK(rig.ram->lookup(Lpn(3 * E + 5), ftl::Access::internal).value() == 505);
+  CHECK(rig.pages.reads == 0);
+  // A second GC run, another request: its move into page 3 joins the first run's.
+  REQUIRE(rig.ram->relocate(moves_into(3, {7}, 500)).is_ok());
+  rig.settle();
+  CHECK(rig.pages.writes == 0);
+  // Written back (a flush): one read and one write per page, all charged to GC.
+  REQUIRE(rig.ram->write_back_all().is_ok());
+  CHECK(rig.pages.reads == 2);
+  CHECK(rig.pages.writes == 2);
+  CHECK(rig.pages.gc_reads == 2);
+  CHECK(rig.pages.gc_writes == 2);
+  CHECK(rig.pages.pages[3][1] == 501);
+  CHECK(rig.pages.pages[3][5] == 505);
+  CHECK(rig.pages.pages[3][7] == 507);
+  CHECK(rig.pages.pages[3][0] == ftl::kUnmappedPpn);
+  CHECK(rig.pages.pages[5][2] == 602);
+  CHECK(rig.ram->dirty_translation_pages() == 0);
+}
+
+TEST_CASE("tree: a translation page loaded for the host carries GC's waiting moves", "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);
+  REQUIRE(rig.ram->relocate(moves_into(4, {9, 10}, 700)).is_ok());
+  // The host reads a moved page: its translation page is loaded (a host miss) with the moves.
+  CHECK(rig.ram->lookup(Lpn(4 * E + 9), ftl::Access::read).value() == 709);
+  CHECK(rig.pages.reads == 1);
+  CHECK(rig.pages.gc_reads == 0);
+  CHECK(rig.ram->dirty_translation_pages() == 1);
+  // Later moves into the now cached page update it in place.
+  REQUIRE(rig.ram->relocate(moves_into(4, {11}, 700)).is_ok());
+  CHECK(rig.ram->lookup(Lpn(4 * E + 11), ftl::Access::internal).value() == 711);
+  CHECK(rig.pages.reads == 1);
+  // Only GC dirtied it: its write-back is GC's. After a host write it is the host's.
+  REQUIRE(rig.ram->write_back(4).is_ok());
+  CHECK(rig.pages.gc_writes == 1);
+  CHECK(rig.pages.pages[4][10] == 710);
+  (void)rig.ram->lookup(Lpn(4 * E + 12), ftl::Access::write);
+  rig.ram->set(Lpn(4 * E + 12), 900);
+  REQUIRE(rig.ram->write_back(4).is_ok());
+  CHECK(rig.pages.writes == 2);
+  CHECK(rig.pages.gc_writes == 1);
+}
+
+TEST_CASE("tree: GC moving a translation page takes the moves waiting for it", "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);
+  REQUIRE(rig.ram->relocate(moves_into(6, {3}, 800)).is_ok());
+  std::vector<std::uint32_t> entries(E, 42);  // the page as on flash
+  rig.ram->merge_dirty(6, entries);
+  CHECK(entries[3] == 803);
+  CHECK(entries[4] == 42);
+  CHECK(rig.ram->dirty_translation_pages() == 0);
+  REQUIRE(rig.ram->write_back_all().is_ok());
+  CHECK(rig.pages.writes == 0);  // nothing left waiting
+}
+
+TEST_CASE("tree: the log beyond its share writes back the page with the most waiting moves first",
+          "[ram][tree][gc]") {
+  RamRig rig(format::RamPolicy::tree, 64 * kPage, format::MappingScheme::dftl, true);  // 512 entries
+  const std::pair<std::uint64_t, std::uint32_t> pages[] = {{1, 100}, {2, 120}, {3, 100}, {4, 100}, {5, 95}};
+  for (const auto& [tpn, count] : pages) {
+    std::vector<ftl::Relocation> moves;
+    for (std::uint32_t i = 0; i < count; ++i) moves.push_back({Lpn(tpn * E + i), static_cast<std::uint32_t>(tpn * 1000 + i)});
+    REQUIRE(rig.ram->relocate(moves).is_ok());
+  }
+  rig.settle();  // 515 entries: one page goes, the one with 120
+  CHECK(rig.pages.written == std::vector<std::uint64_t>{2});
+  CHECK(rig.pages.pages[2][119] == 2119);
+  CHECK(rig.ram->usage().total() <= rig.ram->usage().budget_bytes);
+}

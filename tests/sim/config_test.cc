@@ -24,7 +24,7 @@ TEST_CASE("sim config: every key prints its default in a form set() reads back",
     REQUIRE(copy.set(key.name, *text).is_ok());
     CHECK(copy.get(key.name).value() == *text);
   }
-  CHECK(names.size() == 26);
+  CHECK(names.size() == 27);
   CHECK(defaults.get("page-size").value() == "4K");
   CHECK(defaults.get("ram").value() == "1M");
   CHECK(defaults.get("ram-policy").value() == "tree");

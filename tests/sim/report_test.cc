@@ -78,6 +78,17 @@ TEST_CASE("report: JSON holds the options, the trace and one object per configur
   // The page map looks nothing up in a cache; the ratio is undefined rather than 0.
   CHECK(configurations[4]["cbmt_hit_ratio"].is_null());
   CHECK(configurations[0]["mapping_hit_ratio"].is_number());
+  // Next to the hit ratio: the translation-page I/O of host lookups apart from GC's.
+  for (const auto& c : configurations) {
+    const auto& stats = c["stats"];
+    CHECK(c["translation_page_reads_gc"] == stats["gc_translation_page_reads"]);
+    CHECK(c["translation_page_reads_host"].get<std::uint64_t>() + c["translation_page_reads_gc"].get<std::uint64_t>() ==
+          stats["translation_page_reads"].get<std::uint64_t>());
+    CHECK(c["translation_page_writes_gc"] == stats["gc_translation_page_writes"]);
+    CHECK(c["translation_page_writes_host"].get<std::uint64_t>() +
+              c["translation_page_writes_gc"].get<std::uint64_t>() ==
+          stats["translation_page_writes"].get<std::uint64_t>());
+  }
 }
 
 TEST_CASE("report: the header and the table", "[sim][report]") {
@@ -102,8 +113,8 @@ TEST_CASE("report: the header and the table", "[sim][report]") {
                           "GC runs",
                           "GC copies (data + translation)",
                           "write amplification",
-                          "translation page reads",
-                          "translation page writes",
+                          "translation page reads host / GC",
+                          "translation page writes host / GC",
                           "mapping hit ratio",
                           "CBMT hit ratio",
                           "conversions to block / to page",

@@ -8,10 +8,18 @@
 // its CDPs go first, by increasing offset, the one accessed last kept for the end; a group left
 // with no CDP that is again the oldest loses its CTP, written back if dirty. Reads of uncached
 // data go to flash without caching; writes longer than half a block bypass RAM.
+//
+// GC's relocations (doc/ram.md, "GC's mapping updates"): a move into a cached translation page
+// updates the CTP; with the relocation log on, a move into an uncached one waits in the log, 8 bytes an entry,
+// without reading the page. The log is merged into the CTP when the page is next loaded, and
+// when it outgrows its share of the budget the page with the most waiting entries is written
+// back, one read-modify-write for all of them.
 #include <absl/container/btree_map.h>
+#include <absl/container/flat_hash_map.h>
 
 #include <cassert>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "ftl/block_mapping.h"
@@ -23,12 +31,18 @@ namespace flashdir::ram {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint64_t kLogEntryBytes = 8;  // a relocation waiting in the log: LPN + PPN
+// The relocation log may hold at most 1/kLogShareDivisor of the budget, and entries of at most
+// as many translation pages as the budget could cache (each is a dirty translation page the
+// free-space target keeps room for: FtlCore::translation_blocks_pending). doc/ram.md.
+constexpr std::uint64_t kLogShareDivisor = 8;
 
 struct Group {
   std::uint64_t tpn = 0;
   std::vector<std::uint32_t> ctp;  // the translation page's entries, when cached
   bool ctp_cached = false;
   bool ctp_dirty = false;
+  bool host_dirty = false;  // dirtied by a host write or trim, not only by GC's relocations
   absl::btree_map<std::uint32_t, BufferedPage> cdps;  // by offset in the translation page
   std::uint32_t last_offset = kNone;                 // LATTE: the CDP accessed last
   std::uint32_t older = kNone;                       // LRU links (group indexes)
@@ -48,14 +62,22 @@ class TreeRam final : public RamManager {
         whole_map_(std::move(whole_map)),
         blocks_(options.mapping == format::MappingScheme::cftl, layout, options,
                 options.ram.budget_bytes * options.cftl.cbmt_share_percent / 100, stats),
-        group_of_tpn_(layout.translation_pages, kNone) {}
+        group_of_tpn_(layout.translation_pages, kNone),
+        log_bytes_max_(std::max<std::uint64_t>(kLogEntryBytes, options.ram.budget_bytes / kLogShareDivisor)),
+        log_pages_max_(std::max<std::uint64_t>(1, options.ram.budget_bytes / page_bytes_)),
+        relocation_log_(options.ram.tree_relocation_log) {}
 
   // ---- Translation
 
   Result<std::uint32_t> lookup(Lpn lpn, Access access) override {
     if (auto ppn = blocks_.lookup(lpn, access)) return *ppn;  // a CBMT hit needs no CTP
     if (whole_map_) return whole_map_->lookup(lpn, access);
-    const std::uint32_t g = group(layout_.tpn_of(lpn));
+    const std::uint64_t tpn = layout_.tpn_of(lpn);
+    if (access == Access::internal && group_of_tpn_[tpn] == kNone) {
+      // GC asking after a page it moved: the log knows, no need to load the page.
+      if (auto logged = log_find(tpn, offset_of(lpn))) return *logged;
+    }
+    const std::uint32_t g = group(tpn);
     // Host requests make their group recent; flushing its CDPs must not (LATTE evicts the CTP
     // of a group whose CDPs just left, if it is still the oldest), nor must GC.
     if (access == Access::read || access == Access::write) touch(g);
@@ -72,6 +94,7 @@ class TreeRam final : public RamManager {
     assert(g.ctp_cached && "set() follows a lookup that cached the translation page");
     g.ctp[offset_of(lpn)] = ppn;
     mark_dirty(g);
+    g.host_dirty = true;
   }
 
   Status relocate(std::span<const Relocation> moves) override {
@@ -79,41 +102,49 @@ class TreeRam final : public RamManager {
       for (const Relocation& m : moves) blocks_.page_mapped(m.lpn);
       return whole_map_->relocate(moves);
     }
-    // A relocation caches the translation page it changes (without making it recent): a GC
-    // run's moves into one page then cost one write-back; evict() restores the budget after.
+    // A move into a cached translation page updates it (without making it recent); one into
+    // an uncached page waits in the log (RamOptions::tree_relocation_log), so that the moves of
+    // many GC runs into one page cost one read-modify-write, or without the log caches the page
+    // now: a GC run's moves into it then cost one write-back. evict() restores the budget after.
     for (const Relocation& m : moves) {
       blocks_.page_mapped(m.lpn);
-      const std::uint32_t g = group(layout_.tpn_of(m.lpn));
-      FLASHDIR_TRY(load_ctp(g));
-      groups_[g].ctp[offset_of(m.lpn)] = m.to;
-      mark_dirty(groups_[g]);
+      const std::uint64_t tpn = layout_.tpn_of(m.lpn);
+      if (!relocation_log_) FLASHDIR_TRY(load_ctp(group(tpn)));  // no log: the page is cached now
+      const std::uint32_t g = group_of_tpn_[tpn];
+      if (g != kNone && groups_[g].ctp_cached) {
+        groups_[g].ctp[offset_of(m.lpn)] = m.to;
+        mark_dirty(groups_[g]);
+      } else {
+        log_add(tpn, offset_of(m.lpn), m.to);
+      }
     }
     return Status::ok();
   }
 
   Status write_back(std::uint64_t tpn) override {
     if (whole_map_) return whole_map_->write_back(tpn);
+    if (log_.contains(tpn)) return write_back_log(tpn);
     const std::uint32_t g = group_of_tpn_[tpn];
     if (g == kNone || !groups_[g].ctp_dirty) return Status::ok();
-    FLASHDIR_TRY(pages_.write(tpn, groups_[g].ctp));
-    mark_clean(groups_[g]);
-    return Status::ok();
+    return write_ctp(groups_[g]);
   }
 
   Status write_back_all() override {
     if (whole_map_) return whole_map_->write_back_all();
-    for (const Group& g : groups_) {
-      if (g.ctp_cached && g.ctp_dirty) FLASHDIR_TRY(write_back(g.tpn));
+    for (Group& g : groups_) {
+      if (g.ctp_cached && g.ctp_dirty) FLASHDIR_TRY(write_ctp(g));
     }
+    while (!log_order_.empty()) FLASHDIR_TRY(write_back_log(log_order_.rbegin()->second));
     return Status::ok();
   }
 
   std::uint64_t dirty_translation_pages() const override {
-    return whole_map_ ? whole_map_->dirty_translation_pages() : dirty_ctp_count_;
+    return whole_map_ ? whole_map_->dirty_translation_pages() : dirty_ctp_count_ + log_.size();
   }
 
   void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
     if (whole_map_) return whole_map_->merge_dirty(tpn, entries);
+    log_take(tpn, entries);  // only an uncached page has logged moves
     const std::uint32_t g = group_of_tpn_[tpn];
     if (g == kNone || !groups_[g].ctp_cached) return;
     std::copy(groups_[g].ctp.begin(), groups_[g].ctp.end(), entries.begin());
@@ -180,6 +211,10 @@ class TreeRam final : public RamManager {
   Status evict(std::vector<BufferedPage>& victims) override {
     victims.clear();
     const std::uint64_t eviction = ++evictions_;  // marks the groups whose CDPs are on their way to flash
+    // The log within its share: the pages with the most waiting moves are written first.
+    while (!log_order_.empty() && (log_entries_ * kLogEntryBytes > log_bytes_max_ || log_.size() > log_pages_max_)) {
+      FLASHDIR_TRY(write_back_log(log_order_.rbegin()->second));
+    }
     while (usage().total() > budget_ && oldest_ != kNone) {
       const std::uint32_t g = oldest_;
       Group& group = groups_[g];
@@ -197,11 +232,14 @@ class TreeRam final : public RamManager {
       // Its CTP must outlive the mapping updates of its CDPs being flushed: next call.
       if (group.flushed_in_eviction == eviction) break;
       if (group.ctp_cached) {
-        if (group.ctp_dirty) FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
-        mark_clean(group);
+        if (group.ctp_dirty) FLASHDIR_TRY(write_ctp(group));
         ++stats_.evicted_translation_pages;
       }
       release(g);
+    }
+    // Nothing else left to give (a budget below the log's share): the log goes too.
+    while (victims.empty() && oldest_ == kNone && usage().total() > budget_ && !log_order_.empty()) {
+      FLASHDIR_TRY(write_back_log(log_order_.rbegin()->second));
     }
     return Status::ok();
   }
@@ -221,7 +259,7 @@ class TreeRam final : public RamManager {
   RamUsage usage() const override {
     RamUsage u;
     u.budget_bytes = budget_;
-    u.mapping_bytes = ctp_count_ * page_bytes_ + blocks_.bytes_used();
+    u.mapping_bytes = ctp_count_ * page_bytes_ + blocks_.bytes_used() + log_entries_ * kLogEntryBytes;
     u.buffer_bytes = cdp_count_ * page_bytes_;
     u.mapping_partition_bytes = u.mapping_bytes;  // the split is whatever the tree holds
     return u;
@@ -257,10 +295,55 @@ class TreeRam final : public RamManager {
     assert(!group.ctp_dirty && "only a cached translation page is dirty");  // dirty_ctp_count_ stays exact
     group.ctp_cached = true;
     ++ctp_count_;
+    if (log_take(group.tpn, group.ctp)) mark_dirty(group);  // GC's moves that waited for it
     // The CTP is the exact current mapping of its LPNs, so its layouts are facts.
     blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.ctp,
                              [](std::uint64_t) { return false; });
     return Status::ok();
+  }
+
+  // Writes a cached translation page back; charged to GC if only relocations dirtied it.
+  Status write_ctp(Group& group) {
+    const ftl::GcCharge charge(pages_, !group.host_dirty);
+    FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
+    mark_clean(group);
+    return Status::ok();
+  }
+
+  // ---- The relocation log: moves into uncached translation pages, by page.
+  std::optional<std::uint32_t> log_find(std::uint64_t tpn, std::uint32_t offset) const {
+    auto page = log_.find(tpn);
+    if (page == log_.end()) return std::nullopt;
+    auto entry = page->second.find(offset);
+    if (entry == page->second.end()) return std::nullopt;
+    return entry->second;
+  }
+  void log_add(std::uint64_t tpn, std::uint32_t offset, std::uint32_t ppn) {
+    auto& page = log_[tpn];
+    const std::uint64_t before = page.size();
+    page[offset] = ppn;
+    if (page.size() == before) return;  // a later move of the same LPN replaces the earlier
+    if (before != 0) log_order_.erase({before, tpn});
+    log_order_.insert({page.size(), tpn});
+    ++log_entries_;
+  }
+  // Overlays the logged moves of `tpn` on `entries` and forgets them; whether there were any.
+  bool log_take(std::uint64_t tpn, std::span<std::uint32_t> entries) {
+    auto page = log_.find(tpn);
+    if (page == log_.end()) return false;
+    for (const auto& [offset, ppn] : page->second) entries[offset] = ppn;
+    log_order_.erase({page->second.size(), tpn});
+    log_entries_ -= page->second.size();
+    log_.erase(page);
+    return true;
+  }
+  // One read-modify-write of `tpn` for all its logged moves: GC's I/O.
+  Status write_back_log(std::uint64_t tpn) {
+    const ftl::GcCharge charge(pages_, true);
+    log_buffer_.resize(layout_.entries_per_translation_page);
+    FLASHDIR_TRY(pages_.read(tpn, log_buffer_));
+    log_take(tpn, log_buffer_);
+    return pages_.write(tpn, log_buffer_);
   }
 
   void mark_dirty(Group& group) {
@@ -270,6 +353,7 @@ class TreeRam final : public RamManager {
   void mark_clean(Group& group) {
     if (group.ctp_dirty) --dirty_ctp_count_;
     group.ctp_dirty = false;
+    group.host_dirty = false;
   }
 
   void release(std::uint32_t g) {
@@ -327,6 +411,15 @@ class TreeRam final : public RamManager {
   std::uint64_t cdp_count_ = 0;
   std::uint64_t dirty_ctp_count_ = 0;
   std::uint64_t evictions_ = 0;  // evict() calls
+  // The relocation log: translation page -> (offset -> new PPN), and (entries, page) to find
+  // the page with the most.
+  absl::flat_hash_map<std::uint64_t, absl::flat_hash_map<std::uint32_t, std::uint32_t>> log_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> log_order_;
+  std::uint64_t log_entries_ = 0;
+  std::uint64_t log_bytes_max_;
+  std::uint64_t log_pages_max_;
+  const bool relocation_log_;  // RamOptions::tree_relocation_log; off: the log stays empty
+  std::vector<std::uint32_t> log_buffer_;
 };
 
 }  // namespace
