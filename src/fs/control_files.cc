@@ -118,16 +118,16 @@ bool control_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   const auto sections = collect_stats(context);
   // The text is taken once at open, so that reads in pieces see one consistent snapshot.
-  auto snapshot = std::make_unique<std::string>(ino == kStatsJsonFileIno ? render_json(sections) : render_table(sections));
-  fi->fh = reinterpret_cast<uint64_t>(snapshot.get());
+  fi->fh = context.stats_snapshots.add(
+      std::make_unique<std::string>(ino == kStatsJsonFileIno ? render_json(sections) : render_table(sections)));
   fi->direct_io = 1;  // the file's size is 0 in its attributes; reads must reach the daemon
-  if (fuse_reply_open(req, fi) == 0) snapshot.release();
+  if (fuse_reply_open(req, fi) != 0) context.stats_snapshots.take(fi->fh);
   return true;
 }
 
 bool control_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
   if (!is_control_ino(ino)) return false;
-  const auto& text = *reinterpret_cast<const std::string*>(fi->fh);
+  const std::string& text = OpenHandles<std::string>::of(fi->fh);
   const auto start = std::min(static_cast<size_t>(std::max<off_t>(offset, 0)), text.size());
   // Replied from a copy: once the kernel has the reply, the reader may close the file and its
   // RELEASE may free the snapshot on another worker while this one is still returning from
@@ -145,7 +145,7 @@ bool control_write(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 bool control_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!is_control_ino(ino)) return false;
-  if (ino == kStatsFileIno || ino == kStatsJsonFileIno) delete reinterpret_cast<std::string*>(fi->fh);
+  if (ino == kStatsFileIno || ino == kStatsJsonFileIno) context_of(req).stats_snapshots.take(fi->fh);
   fuse_reply_err(req, 0);
   return true;
 }

@@ -41,6 +41,9 @@ struct MountContext {
   StatsBaseline counters_baseline;  // what `.flashdir/reset` zeroed
   OpenHandles<OpenFile> files;  // declared after `data`: destroyed before it
   OpenHandles<DirHandle> dirs;
+  // The stats files' snapshots, one per open (a RELEASE the kernel had not sent when the mount
+  // went away is freed with the context).
+  OpenHandles<std::string> stats_snapshots;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   BackingFileSystem backing_fs;
   std::uint64_t seq_cutoff_read_bytes = 0;   // as the engine runs them (backing_kind.h)
