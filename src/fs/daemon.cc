@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 
 #include "flashdir/size.h"
@@ -199,8 +198,7 @@ cache::EngineOptions engine_options(const MountOptions& options, BackingKind bac
     case MetadataSchemeChoice::write_update: engine.metadata = cache::MetadataScheme::write_update; break;
     case MetadataSchemeChoice::update_write_update: engine.metadata = cache::MetadataScheme::update_write_update; break;
   }
-  if (options.write_back_delay_seconds)
-    engine.write_back_delay_ms = static_cast<std::uint32_t>(std::lround(*options.write_back_delay_seconds * 1000));
+  engine.write_back_delay_ms = write_back_delay_ms(options);
   if (options.seq_cutoff_read_bytes) engine.read_sequential_cutoff_bytes = *options.seq_cutoff_read_bytes;
   if (options.seq_cutoff_write_bytes) engine.write_sequential_cutoff_bytes = *options.seq_cutoff_write_bytes;
   if (options.identity == IdentityChoice::inode) engine.identity = IdentityRule::inode;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "flashdir/size.h"
 
@@ -241,6 +242,10 @@ double kernel_cache_seconds(const MountOptions& options, double age_seconds) {
   return 0.0;
 }
 
+std::uint32_t write_back_delay_ms(const MountOptions& options) {
+  return static_cast<std::uint32_t>(std::lround(options.write_back_delay_seconds.value_or(0) * 1000));
+}
+
 AtimeMode atime_mode(const MountOptions& options) {
   if (options.strictatime) return AtimeMode::strictatime;
   return options.noatime ? AtimeMode::noatime : AtimeMode::relatime;
@@ -283,7 +288,7 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  seq_cutoff_read   {}\n", or_default(o.seq_cutoff_read_bytes, "by backing (0 remote, 16M local)"));
   text += fmt::format("  seq_cutoff_write  {}\n", or_default(o.seq_cutoff_write_bytes, "by backing (0 remote, 16M local)"));
   if (o.write_mode == WriteMode::writeback)
-    text += o.write_back_delay_seconds
+    text += write_back_delay_ms(o) != 0
                 ? fmt::format("  writeback_delay   {:g} s (a close does not wait for the backing)\n", *o.write_back_delay_seconds)
                 : std::string("  writeback_delay   none (a close waits until the backing holds the file)\n");
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));

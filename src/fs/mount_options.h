@@ -94,6 +94,9 @@ struct MountOptions {
   bool strictatime = false;  // strictatime
 };
 
+// writeback_delay= in whole milliseconds, as the engine takes it (0: a close waits).
+std::uint32_t write_back_delay_ms(const MountOptions& options);
+
 // How reads through the mount change a file's access time, from the atime flags.
 enum class AtimeMode { relatime, noatime, strictatime };
 AtimeMode atime_mode(const MountOptions& options);

@@ -151,6 +151,11 @@ TEST_CASE("writeback_delay: seconds after a close, write-back only") {
   CHECK(parsed({"mode=writeback,writeback_delay=0.25"}).write_back_delay_seconds == 0.25);
   CHECK(describe(parsed({"mode=writeback,writeback_delay=5"})).find("writeback_delay   5 s") != std::string::npos);
   CHECK(describe(parsed({"mode=writeback"})).find("a close waits") != std::string::npos);
+  CHECK(write_back_delay_ms(parsed({"mode=writeback,writeback_delay=0.25"})) == 250);
+  CHECK(write_back_delay_ms(parsed({"mode=writeback,writeback_delay=0.0004"})) == 0);
+  CHECK(write_back_delay_ms(parsed({"mode=writeback"})) == 0);
+  // Below a millisecond the engine has no delay: the banner says so.
+  CHECK(describe(parsed({"mode=writeback,writeback_delay=0"})).find("a close waits") != std::string::npos);
   CHECK(refusal({"writeback_delay=5"}).find("needs mode=writeback") != std::string::npos);
   CHECK(refusal({"mode=writethrough,writeback_delay=5"}).find("needs mode=writeback") != std::string::npos);
   CHECK(refusal({"mode=writeback,writeback_delay=5s"}).find("seconds from 0 to 3600") != std::string::npos);
