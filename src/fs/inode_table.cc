@@ -66,20 +66,6 @@ Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
   return inode;
 }
 
-Inode* InodeTable::remember_live(const struct stat& st) {
-  std::lock_guard lock(mutex_);
-  Inode* inode = nullptr;
-  if (st.st_dev == root_->dev() && st.st_ino == root_->ino()) {
-    inode = root_.get();
-  } else if (auto it = inodes_.find(Key{st.st_dev, st.st_ino}); it != inodes_.end()) {
-    inode = it->second.get();
-  }
-  if (inode == nullptr || inode->fd_ == nullptr || inode->file_type() != (st.st_mode & S_IFMT)) return nullptr;
-  ++inode->lookups_;
-  if (!inode->pinned_) lru_.splice(lru_.begin(), lru_, inode->lru_position_);
-  return inode;
-}
-
 void InodeTable::add_lookup(Inode& inode) {
   std::lock_guard lock(mutex_);
   ++inode.lookups_;

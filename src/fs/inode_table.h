@@ -146,11 +146,6 @@ class InodeTable {
   // Records one more kernel lookup of the object `fd` (O_PATH, from openat of its name)
   // refers to; `st` is its fstat. Returns the inode, created on first sight.
   Inode& remember(UniqueFd fd, const struct stat& st);
-  // One more kernel lookup of the object a stat by name found (`st`), if the table holds it with
-  // a live descriptor: that descriptor keeps the object alive, so no other object can have its
-  // (dev, ino) meanwhile, and no new descriptor is needed (a round trip on a network store).
-  // Null otherwise: the caller opens the name and calls remember().
-  Inode* remember_live(const struct stat& st);
   // One more lookup of an inode the caller already holds (link(2) returns an existing inode).
   void add_lookup(Inode& inode);
   // The kernel forgets `count` lookups; the inode goes when none remain.

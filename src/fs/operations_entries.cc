@@ -12,7 +12,6 @@
 #include <cstring>
 #include <mutex>
 
-#include "fs/backing_stat.h"
 #include "fs/credentials.h"
 #include "fs/operations.h"
 
@@ -25,37 +24,24 @@ bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-// The attributes of the object `fd` refers to as the backing's kernel has them now, without
-// asking the backing file system again (AT_STATX_DONT_SYNC): for an object just stat'ed by
-// name, or just looked up by the open that made `fd`.
-SysResult<struct stat> attributes_just_fetched(int fd) {
-  auto stx = statx_of(fd, STATX_BASIC_STATS, AT_STATX_DONT_SYNC);
-  if (!stx.is_ok()) return Errno{stx.error()};
-  return stat_from_statx(*stx);
-}
-
-// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails. A stat by
-// name first: an object the inode table holds open already needs nothing more, which makes the
-// kernel's revalidation of a name one backing call (a round trip on a network store) instead of
-// an open and a stat.
+// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails. The name is
+// opened (O_PATH: no open reaches the backing file system) and the descriptor stat'ed, as
+// stat(2) would, with the backing's own attribute cache deciding whether it asks again. On a
+// network store that is one lookup and at most one getattr whether or not the inode table knows
+// the object already; a stat by name first would add a second lookup for every object it does
+// not know, as after a remount. The fresh descriptor also names what the kernel just looked up
+// if an object it knew was deleted meanwhile and its inode number reused.
 SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name) {
   if (is_dot_or_dotdot(name)) return Errno{EINVAL};
   auto parent_fd = context.inodes->path_fd(parent);
   if (!parent_fd.is_ok()) return Errno{parent_fd.error()};
+  UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return last_errno();
   struct stat st {};
-  if (::fstatat((*parent_fd)->get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
-  Inode* known = context.inodes->remember_live(st);
-  if (known == nullptr) {
-    UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return last_errno();
-    // The name may have changed hands since the stat: the attributes are the opened object's.
-    auto opened = attributes_just_fetched(fd.get());
-    if (!opened.is_ok()) return Errno{opened.error()};
-    st = *opened;
-    known = &context.inodes->remember(std::move(fd), st);
-  }
-  known->note_attributes(st);
-  return entry_for(context, *known, st);
+  if (::fstat(fd.get(), &st) != 0) return last_errno();
+  Inode& known = context.inodes->remember(std::move(fd), st);
+  known.note_attributes(st);
+  return entry_for(context, known, st);
 }
 
 void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_entry_param& entry) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""What a warm file costs the store behind flashdir, counted by slowstore (bench/slowstore) in
-calls, not timed: a reader's open whose reads the cache serves, of a file whose access time a
+"""What flashdir costs the store behind it, counted by slowstore (bench/slowstore) in calls, not
+timed. A name the daemon has not seen (after a remount, every name) costs the store one lookup
+of it and one stat, no more than a name it knows. A reader's open whose reads the cache serves, of a file whose access time a
 read would not move (relatime), reads nothing from the store and opens nothing there: it stats
 the file (tests/fuse/consistency_test.py
 checks that a read that would move it still does). Under consistency=strict, so that every
@@ -45,12 +46,31 @@ def warm_reader_reads_nothing_from_the_store(check, top):
             check.check(warm.get("getattr", 0) >= 1, f"... and stats it, close-to-open ({warm})")
 
 
+def an_unknown_name_costs_one_lookup(check, top):
+    top = f"{top}/lookup"  # the parts share `top`
+    backing, slow, mnt = f"{top}/b", f"{top}/s", f"{top}/m"
+    for directory in (slow, mnt, f"{backing}/d"):
+        os.makedirs(directory)
+    for name in ("x", "y"):
+        with open(f"{backing}/d/{name}", "wb") as f:
+            f.write(b"data")
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, f"{top}/c"):
+            os.stat(f"{mnt}/d/x")  # d is known from here on (cto keeps the kernel's entry of it)
+            new = calls_of(store, lambda: os.stat(f"{mnt}/d/y"))
+            # slowstore counts a lookup as a getattr; its kernel checks d's search permission with
+            # one more (default_permissions, attribute timeout 0): three in all. A stat by name
+            # followed by an open of the name made it five.
+            check.check(set(new) == {"getattr"} and new["getattr"] <= 3,
+                        f"a name the daemon has not seen costs the store a lookup and a stat ({new})")
+
+
 def main():
     harness.require_fuse()
     binary = os.environ.get("SLOWSTORE")
     if not binary or not os.access(binary, os.X_OK):
         sys.exit("SLOWSTORE must name the slowstore binary")
-    sys.exit(harness.run_parts("slow_backing_calls", [warm_reader_reads_nothing_from_the_store]))
+    sys.exit(harness.run_parts("slow_backing_calls", [an_unknown_name_costs_one_lookup, warm_reader_reads_nothing_from_the_store]))
 
 
 if __name__ == "__main__":
