@@ -337,8 +337,8 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
   // The new contents of every page the write touches: a page it covers whole (up to the end of
   // the file) is taken as written; one it covers in part is patched if cached, else left out.
   const auto page_count = static_cast<std::size_t>(last_page - first_page + 1);
-  thread_local std::vector<std::uint8_t> pages;
-  pages.assign(page_count * page_size_, 0);
+  thread_local std::vector<std::uint8_t> pages;  // grows, never shrinks: no zeroing per write
+  if (pages.size() < page_count * page_size_) pages.resize(page_count * page_size_);
   std::vector<bool> keep(page_count, false);
   std::lock_guard cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
@@ -355,6 +355,8 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     const std::uint64_t from = std::max(offset, page_start);
     const std::uint64_t to = std::min(end, page_start + page_size_);
     std::memcpy(bytes.data() + (from - page_start), data.data() + (from - offset), to - from);
+    // A whole page that ends the file short of the page's end: zeros past the end.
+    if (whole) std::memset(bytes.data() + (to - page_start), 0, page_size_ - (to - page_start));
     keep[i] = true;
   }
   for (std::size_t i = 0; i < page_count;) {

@@ -173,21 +173,22 @@ Status FtlCore::make_durable(Lpn first, std::uint32_t count) {
   FLASHDIR_TRY(check_alive());
   FLASHDIR_TRY(check_range("make durable", first, count));
   const std::uint64_t started = clock_.now_ns();
-  // Copies: the buffered pages stay in RAM (and keep their holds) until they are programmed,
-  // so a failure part-way loses nothing that was acknowledged.
-  std::vector<ram::BufferedPage> pages;
+  // The buffered pages stay in RAM (and keep their holds) until they are programmed, so a
+  // failure part-way loses nothing that was acknowledged. They are programmed from the RAM's own
+  // buffers, not copies: nothing in programming drops or evicts a buffered page (eviction waits
+  // for settle(), below), and a page's bytes stay where they are while its entry moves.
+  std::vector<HostPage>& host = host_pages_;
+  host.clear();
   for (std::uint32_t i = 0; i < count; ++i) {
-    if (const ram::BufferedPage* page = ram_->find(first + i)) pages.push_back(*page);
+    if (const ram::BufferedPage* page = ram_->find(first + i)) host.push_back({page->lpn, page->version, page->data, page->hint});
   }
-  if (!pages.empty()) {
-    std::vector<HostPage> host(pages.size());
-    for (std::size_t i = 0; i < pages.size(); ++i) host[i] = {pages[i].lpn, pages[i].version, pages[i].data, pages[i].hint};
+  if (!host.empty()) {
     FLASHDIR_TRY(program_host_pages(host));
-    for (const auto& page : pages) {
+    for (const HostPage& page : host) {
       if (auto dropped = ram_->drop(page.lpn)) release(*dropped);
       ++ram_page_ops_;  // out of RAM
     }
-    stats_.forced_program_pages += pages.size();
+    stats_.forced_program_pages += host.size();
   }
   FLASHDIR_TRY(settle());
   finish_request(started);
