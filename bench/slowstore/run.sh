@@ -6,7 +6,8 @@
 #   bench/slowstore/run.sh [run.py options]     e.g. --rounds 5, --latency-us 500,
 #                                               --slowstore-options attr_timeout=3, --no-kill
 #   bench/slowstore/run.sh --writes [writes.py options]   writes instead (writes.py): fio random
-#                                               and sequential writes, write-through and write-back
+#                                               and sequential writes, write-through and write-back,
+#                                               and libfuse's passthrough_hp over the store
 #   bench/slowstore/run.sh [--writes] --store sshfs [--delay-us 1000]   against sshfs over a
 #                                               localhost sshd behind a TCP delay proxy instead of
 #                                               slowstore (sshfs_store.py installs openssh-server and
@@ -18,7 +19,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/setup.sh"
 [ -c /dev/fuse ] || { echo "run.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
-FLASHDIR_PACKAGES+=(git tar findutils python3)
+FLASHDIR_PACKAGES+=(git tar findutils python3 dpkg-dev)
 ensure_packages
 configure_release
 ninja -C "$FLASHDIR_ROOT/build" daemon/flashdir bench/slowstore/slowstore >/dev/null
@@ -27,6 +28,9 @@ export SLOWSTORE="$FLASHDIR_ROOT/build/bench/slowstore/slowstore"
 
 if [ "${1:-}" = "--writes" ]; then
   shift
+  source "$here/../lib.sh"
+  ensure_deb_src
+  export PASSTHROUGH_HP="$(build_passthrough_hp)"  # the FUSE layer alone, for reference
   exec python3 "$here/writes.py" "$@"   # it makes and removes its own work directory
 fi
 

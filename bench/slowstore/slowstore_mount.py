@@ -60,24 +60,57 @@ def mount_store(args, backing, mountpoint, slowstore_options=""):
     return SlowstoreMount(os.environ["SLOWSTORE"], backing, mountpoint, options)
 
 
-class SlowstoreMount:
-    name = "slowstore"
-    calls_label = "slowstore calls"
+class ForegroundMount:
+    """A FUSE daemon run in the foreground as a child process until its mount at `mountpoint`
+    appears; stop() unmounts (fusermount3 -u, then -uz) and waits for it to end, or kills it."""
 
-    def __init__(self, binary, backing, mountpoint, options=""):
+    def __init__(self, command, mountpoint, what):
         self.mountpoint = mountpoint
-        self.counts_path = f"{mountpoint}.counts.json"
-        if os.path.exists(self.counts_path):
-            os.unlink(self.counts_path)
-        opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
-        self.process = subprocess.Popen([binary, backing, mountpoint, "-f", "-o", opts])
+        self.process = subprocess.Popen(command)
         deadline = time.monotonic() + 10
         while not is_mounted(mountpoint):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"slowstore did not mount {mountpoint} (exit {self.process.returncode})")
+                raise RuntimeError(f"{what} did not mount {mountpoint} (exit {self.process.returncode})")
             time.sleep(0.02)
         self.pid = self.process.pid
+
+    def stop(self):
+        unmount(self.mountpoint)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+class PassthroughHpMount(ForegroundMount):
+    """libfuse's passthrough_hp (its defaults; bench/lib.sh builds it) of `source`: what a FUSE
+    layer that caches nothing costs over the store, for the runners' reference."""
+
+    def __init__(self, binary, source, mountpoint):
+        # It takes absolute paths: it changes into the source before it looks at the mount point.
+        super().__init__([binary, "--foreground", os.path.abspath(source), os.path.abspath(mountpoint)],
+                         mountpoint, "passthrough_hp")
+
+
+class SlowstoreMount(ForegroundMount):
+    name = "slowstore"
+    calls_label = "slowstore calls"
+
+    def __init__(self, binary, backing, mountpoint, options=""):
+        self.counts_path = f"{mountpoint}.counts.json"
+        if os.path.exists(self.counts_path):
+            os.unlink(self.counts_path)
+        opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
+        super().__init__([binary, backing, mountpoint, "-f", "-o", opts], mountpoint, "slowstore")
 
     def counts(self):
         """The calls made so far, per kind (the daemon writes them at SIGUSR1)."""
@@ -94,21 +127,9 @@ class SlowstoreMount:
 
     def stop(self):
         """Unmounts, waits for the daemon; returns its call counts (None if it wrote none)."""
-        unmount(self.mountpoint)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        super().stop()
         try:
             with open(self.counts_path) as f:
                 return json.load(f)
         except (OSError, ValueError):
             return None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False

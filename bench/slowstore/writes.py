@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes over the slow store: flashdir in write-through and in write-back against slowstore
-itself (issue 19's write goals), in one run.
+itself (issue 19's write goals), in one run, with libfuse's passthrough_hp over the store beside
+them (when PASSTHROUGH_HP names it; run.sh builds it) for what a FUSE layer that caches nothing
+costs.
 
 slowstore mounts an empty local directory with 1 ms per call; flashdir mounts the slowstore
 mount three times in turn, `mode=writethrough`, `mode=writeback` and `mode=writeback,
@@ -39,8 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "fuse"))
 import harness  # noqa: E402
-from slowstore_mount import (StoreSkipped, add_store_arguments, describe_store, is_mounted, mount_store,  # noqa: E402
-                             prepare_runner, unmount)  # noqa: E402
+from slowstore_mount import (PassthroughHpMount, StoreSkipped, add_store_arguments, describe_store,  # noqa: E402
+                             is_mounted, mount_store, prepare_runner, unmount)  # noqa: E402
 
 MB = 1e6
 RANDOM_FILE_BYTES = 64 << 20
@@ -99,7 +101,9 @@ def main():
         os.makedirs(d)
     started, load_before = time.time(), " ".join(open("/proc/loadavg").read().split()[:3])
     store_name = args.store  # the store's target name
-    targets = (store_name, *FLASHDIR_TARGETS)
+    passthrough_hp = os.environ.get("PASSTHROUGH_HP", "")
+    references = ("passthrough_hp",) if passthrough_hp else ()
+    targets = (store_name, *references, *FLASHDIR_TARGETS)
     samples = []  # (round, workload, target, figure, calls, figure until the store held it)
     slow = None
     try:
@@ -112,14 +116,16 @@ def main():
             order = targets if rnd % 2 else tuple(reversed(targets))
             for target in order:
                 fast = None
-                if target != store_name:
+                if target == "passthrough_hp":
+                    fast = PassthroughHpMount(passthrough_hp, slow_mnt, fast_mnt)
+                elif target != store_name:
                     fast = harness.Mount(slow_mnt, fast_mnt, f"{work}/cache-{target}", MOUNT_OPTIONS[target],
                                          size=args.cache_size)
                 try:
                     for workload in WORKLOADS:
                         before = slow.counts()["total_calls"]
                         wall, figure, written, settled = fio(slow_mnt if fast is None else fast_mnt, workload,
-                                                             args.seconds, settle=fast is not None)
+                                                             args.seconds, settle=target in FLASHDIR_TARGETS)
                         calls = slow.counts()["total_calls"] - before
                         samples.append((rnd, workload, target, figure, calls, figure * wall / settled))
                         print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "
@@ -139,13 +145,18 @@ def main():
     def of(workload, target):
         return [s for s in samples if s[1] == workload and s[2] == target]
 
-    lines = [f"| workload | {store_name} | flashdir write-through (× store) | flashdir write-back, close included (× store) "
+    lines = [f"| workload | {store_name} |" + (" passthrough_hp over it (× store) |" if references else "") +
+             " flashdir write-through (× store) | flashdir write-back, close included (× store) "
              "| write-back, writeback_delay=1: until the close (× store) | the same until the store holds it (× store) |",
-             "|---|---|---|---|---|---|"]
+             "|---|---|" + "---|" * (len(references) + 4)]
     for workload in WORKLOADS:
         unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
         store = {s[0]: s[3] for s in of(workload, store_name)}
         cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, store_name)):,.0f} calls)"]
+        for target in references:
+            runs = of(workload, target)
+            cells.append(f"{statistics.median(s[3] for s in runs):,.1f} {unit}, "
+                         f"{statistics.median(s[3] / store[s[0]] for s in runs):.2f}×")
         for target in ("writethrough", "writeback"):
             runs = of(workload, target)
             ratio = statistics.median(s[3] / store[s[0]] for s in runs)
