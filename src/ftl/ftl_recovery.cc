@@ -12,7 +12,9 @@ namespace flashdir::ftl {
 
 Status FtlCore::recover(const CheckpointSlots::Loaded& loaded) {
   const std::uint64_t started = clock_.now_ns();
-  auto replayed = replay_mapping(chip_, layout_, &loaded.state);
+  ReplayOptions records_only;  // the pages' own reads verify their data
+  records_only.verify_data = false;
+  auto replayed = replay_mapping(chip_, layout_, &loaded.state, records_only);
   if (!replayed.is_ok()) return fail(replayed.status());
   restore(loaded.state);
   return adopt(std::move(replayed).value(), &loaded.state, loaded.highest_sequence, started);

@@ -44,7 +44,10 @@ Status read_translation(NandChip& chip, const FtlLayout& layout, std::uint32_t p
       break;
     }
     if (attempt == kReadAttempts) {
-      return Status::corruption(fmt::format("translation page {} at page {} fails verification", tpn, ppn));
+      return Status::corruption(fmt::format(
+          "translation page {} at page {} fails verification on every read: media damage; fsck -y rebuilds the "
+          "mapping without it",
+          tpn, ppn));
     }
   }
   entries.resize(layout.entries_per_translation_page);
@@ -64,7 +67,7 @@ struct ScannedPage {
 };
 
 // Verifies a page read into (data, oob), reading it again alone while it fails, as host reads
-// do: a bit flip may be transient.
+// do: a bit flip may be transient. With `data` empty, the record alone.
 Result<ScannedPage> verify_page(NandChip& chip, Ppn page, ByteSpan data, ByteSpan oob) {
   ScannedPage scanned;
   for (int attempt = 1;; ++attempt) {
@@ -74,7 +77,7 @@ Result<ScannedPage> verify_page(NandChip& chip, Ppn page, ByteSpan data, ByteSpa
     } else {
       scanned.record = record.value();
       // Host pages on a metadata-only chip carry no data (hash 0); everything else must verify.
-      const bool check_data = chip.stores_data() || record->kind != format::PageKind::data;
+      const bool check_data = !data.empty() && (chip.stores_data() || record->kind != format::PageKind::data);
       scanned.verdict = !check_data || format::xxh3(data) == record->data_hash ? Verdict::verified : Verdict::bad_data;
     }
     if (scanned.verdict == Verdict::verified || attempt == kReadAttempts) return scanned;
@@ -83,12 +86,12 @@ Result<ScannedPage> verify_page(NandChip& chip, Ppn page, ByteSpan data, ByteSpa
 }
 
 // Scans the blocks that may hold pages programmed at or after `from_sequence` and collects
-// those pages as events.
-Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence, bool whole_chip,
+// those pages as events; reads their data too with `verify_data`.
+Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence, bool whole_chip, bool verify_data,
             std::vector<Event>& events, Replayed& out) {
   const Geometry& g = layout.geometry;
   // Data is read on every backend: a metadata-only chip keeps the translation pages' data.
-  std::vector<std::uint8_t> data(g.block_size_bytes());
+  std::vector<std::uint8_t> data(verify_data ? g.block_size_bytes() : 0);
   std::vector<std::uint8_t> oob(std::size_t{g.oob_size_bytes} * g.pages_per_block);
   for (std::uint64_t b = layout.pool_first_block; b < g.block_count; ++b) {
     const BlockNumber block(b);
@@ -104,13 +107,14 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
     }
     out.scanned[b] = true;
     ++out.report.scanned_blocks;
-    const ByteSpan run_data = ByteSpan(data).first(std::size_t{programmed} * g.page_size_bytes);
+    const ByteSpan run_data = verify_data ? ByteSpan(data).first(std::size_t{programmed} * g.page_size_bytes) : ByteSpan();
     const ByteSpan run_oob = ByteSpan(oob).first(std::size_t{programmed} * g.oob_size_bytes);
     FLASHDIR_TRY(chip.read(g.first_page(block), programmed, run_data, run_oob));
     std::vector<ScannedPage> pages(programmed);
     std::int64_t last_whole_record = -1;  // torn pages can only follow it
     for (std::uint32_t i = 0; i < programmed; ++i) {
-      auto page = verify_page(chip, g.page_at(block, i), run_data.subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes),
+      const ByteSpan page_data = verify_data ? run_data.subspan(std::size_t{i} * g.page_size_bytes, g.page_size_bytes) : ByteSpan();
+      auto page = verify_page(chip, g.page_at(block, i), page_data,
                               run_oob.subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
       if (!page.is_ok()) return page.status();
       pages[i] = page.value();
@@ -178,7 +182,7 @@ Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const C
   out.scanned_kind.assign(layout.geometry.block_count, BlockKind::none);
 
   std::vector<Event> events;
-  FLASHDIR_TRY(scan(chip, layout, base != nullptr ? base->next_sequence : 0, base == nullptr, events, out));
+  FLASHDIR_TRY(scan(chip, layout, base != nullptr ? base->next_sequence : 0, base == nullptr, options.verify_data, events, out));
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.sequence < b.sequence; });
 
   // The starting content of every translation page that no later translation page replaces.

@@ -40,6 +40,13 @@ inline constexpr std::uint32_t kTranslationOwner = 0xFFFFFFFEu;
 
 struct ReplayOptions {
   bool record_page_owners = false;  // fsck: what every scanned page holds
+  // Read and hash every scanned page's data (fsck); without it a page is judged by its record
+  // alone, whose checksum a torn program breaks (the record lands last), and only the OOB of a
+  // scanned data block is read: the FTL's own roll-forward, which then reads about a
+  // sixty-fourth of the bytes. A data page the medium damaged after it was programmed whole is
+  // then mapped, and its read fails its hash (as a read of any page the roll-forward did not
+  // scan would), where with it the roll-forward maps its LPN as lost: neither serves older bytes.
+  bool verify_data = true;
 };
 
 // From `base` (a checkpoint) or, with nullptr, from an empty mapping over a scan of every page.

@@ -84,7 +84,9 @@ struct Rig {
 
 }  // namespace
 
-TEST_CASE("recovery reads a page again when a bit flips during its scan", "[ftl][recovery][damage]") {
+TEST_CASE("a bit that flips in a rolled-forward page's next read is read again", "[ftl][recovery][damage]") {
+  // The roll-forward reads the page's record only; the flip lands in the first read of its
+  // data, which reads it again, as every host read does.
   const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
   INFO(format::mapping_scheme_name(scheme));
   Rig rig(scheme);
@@ -92,27 +94,46 @@ TEST_CASE("recovery reads a page again when a bit flips during its scan", "[ftl]
   flipping.flip_next_read_of(rig.page);
   auto ftl = Ftl::open(flipping, rig.clock, rig.options);
   REQUIRE_OK(ftl);
-  REQUIRE(flipping.flips() == 1);
   REQUIRE_FALSE((*ftl)->recovery().clean);
   CHECK((*ftl)->recovery().damaged_pages == 0);
+  CHECK(flipping.flips() == 0);
   for (std::uint64_t lpn = 0; lpn < rig.g.pages_per_block; ++lpn) CHECK(rig.version(**ftl, lpn) == 2);
+  CHECK(flipping.flips() == 1);
 }
 
-TEST_CASE("recovery maps a durable page whose data is damaged as lost, never its older version",
+TEST_CASE("a durable page whose data is damaged reads as corrupt after recovery, never as its older version",
           "[ftl][recovery][damage][lost]") {
+  // The roll-forward judges a page by its record (it reads no data); the page's own read
+  // checks its data. fsck's replays read the data and map the page's LPN as lost.
   const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
   INFO(format::mapping_scheme_name(scheme));
   Rig rig(scheme);
   rig.damage(0, true);
   auto ftl = Ftl::open(rig.chip, rig.clock, rig.options);
   REQUIRE_OK(ftl);
-  CHECK((*ftl)->recovery().damaged_pages == 1);
-  CHECK((*ftl)->recovery().lost_lpns == 1);
-  REQUIRE((*ftl)->lost_lpns() == std::vector<Lpn>{Lpn(kLpn)});
+  REQUIRE_FALSE((*ftl)->recovery().clean);
+  CHECK((*ftl)->recovery().damaged_pages == 0);
   std::vector<std::uint8_t> buffer(rig.g.page_size_bytes);
   CHECK((*ftl)->read(Lpn(kLpn), 1, buffer).code() == StatusCode::corruption);
   for (std::uint64_t lpn = 0; lpn < rig.g.pages_per_block; ++lpn) {
     if (lpn != kLpn) CHECK(rig.version(**ftl, lpn) == 2);
+  }
+}
+
+TEST_CASE("fsck's replays read the data and map a durable page whose data is damaged as lost",
+          "[ftl][recovery][damage][lost]") {
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO(format::mapping_scheme_name(scheme));
+  Rig rig(scheme);
+  rig.damage(0, true);
+  auto rebuilt = Ftl::rebuild(rig.chip, rig.clock, rig.options);
+  REQUIRE_OK(rebuilt);
+  CHECK((*rebuilt)->recovery().damaged_pages == 1);
+  REQUIRE((*rebuilt)->lost_lpns() == std::vector<Lpn>{Lpn(kLpn)});
+  std::vector<std::uint8_t> buffer(rig.g.page_size_bytes);
+  CHECK((*rebuilt)->read(Lpn(kLpn), 1, buffer).code() == StatusCode::corruption);
+  for (std::uint64_t lpn = 0; lpn < rig.g.pages_per_block; ++lpn) {
+    if (lpn != kLpn) CHECK(rig.version(**rebuilt, lpn) == 2);
   }
 }
 

@@ -55,13 +55,13 @@ TEST_CASE("the power-cut demo checks the image against the superblock before it 
 }
 
 TEST_CASE("the power-cut demo refuses a cache whose recovery finds lost data before the run", "[tools][demo]") {
-  // A durable page damaged after a power cut: recovery loses its LPN; the demo must say so
-  // rather than overwrite it and report a clean run.
+  // A durable page damaged after a power cut (recovery maps it; its read fails verification):
+  // the demo must say so rather than overwrite it and report a clean run.
   TempDir tmp;
   const auto dir = tmp / "cache";
   REQUIRE(mkfs(quoted(dir) + " --size 16M").exit_code == 0);
   write_through_ftl(dir, 1000000, 3000);
-  // The data page programmed last: after the newest checkpoint, so recovery reads it.
+  // The data page programmed last: after the newest checkpoint, so recovery rolls it forward.
   std::uint64_t ppn = 0, newest = 0;
   for (const auto& [page, record] : records_of(dir)) {
     if (record.kind == format::PageKind::data && record.sequence >= newest) std::tie(newest, ppn) = std::pair(record.sequence, page);
@@ -72,7 +72,7 @@ TEST_CASE("the power-cut demo refuses a cache whose recovery finds lost data bef
   const auto demo = run_command(tool_path("FLASHDIR_POWERCUT_DEMO") + " " + quoted(dir) + " --seed 3 --requests 100");
   INFO(demo.output);
   CHECK(demo.exit_code == 2);
-  CHECK_THAT(demo.output, Catch::Contains("before the run: recovery") && Catch::Contains("1 lost LPNs") &&
+  CHECK_THAT(demo.output, Catch::Contains("before the run: 1 logical pages fail verification when read") &&
                               Catch::Contains("run fsck.flashdir"));
 }
 
