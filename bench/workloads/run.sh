@@ -26,7 +26,7 @@
 # the figures are flashdir in front of a slow store against the store itself (target backing,
 # labelled slowstore). Its defaults are shorter runs (most calls cost a millisecond): targets
 # "backing writethrough writeback writeback_delay", 8 s runs, postmark 300 files and 600
-# transactions, sysbench 64M; about 12 minutes. It writes results-slowstore.{md,png,dat}.
+# transactions, sysbench 64M; about 14 minutes. It writes results-slowstore.{md,png,dat}.
 #
 # As bench/fuse/run.sh: every target's backing directory and flashdir's caches live on tmpfs
 # (/dev/shm), so what is measured is the FUSE daemons, not a disk; flashdir mounts with a 1 GiB
