@@ -54,3 +54,38 @@ cpu_seconds() { awk -v tick="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) /
 
 # mount_type DIR: the file system type /proc/mounts gives the mount at DIR ("" if none).
 mount_type() { awk -v m="$1" '$2 == m { type = $3 } END { print type }' /proc/mounts; }
+
+# start_fuse_daemon MOUNTPOINT FILES COMMAND...: runs a FUSE daemon that stays in the foreground
+# (COMMAND) in the background, its output in FILES.log and its pid in FILES.pid (where
+# remove_bench_work finds it), and waits for MOUNTPOINT to be mounted; prints the log and fails
+# if it is not.
+start_fuse_daemon() {
+  local mountpoint="$1" files="$2"
+  shift 2
+  "$@" >"$files.log" 2>&1 </dev/null &
+  echo $! >"$files.pid"
+  wait_mounted "$mountpoint" "$!" || { cat "$files.log" >&2; return 1; }
+}
+
+# mount_slowstore SLOWSTORE BACKING MOUNTPOINT FILES [OPTIONS]: bench/slowstore's store
+# (SLOWSTORE, the binary) of BACKING at MOUNTPOINT, in the foreground of a background process
+# as start_fuse_daemon runs it, its call counts in FILES.counts.json at unmount; OPTIONS such as
+# latency_us=1000 (bench/slowstore/slowstore_mount.py is the same for the Python runners).
+mount_slowstore() {
+  local binary="$1" backing="$2" mountpoint="$3" files="$4" options="${5:-}"
+  start_fuse_daemon "$mountpoint" "$files" "$binary" "$backing" "$mountpoint" -f \
+    -o "counts=$files.counts.json${options:+,$options}"
+}
+
+# unmount_and_wait MOUNTPOINT [PID]: unmounts MOUNTPOINT if it is mounted (fusermount3 -u, then
+# -uz) and waits up to 60 s for its daemon PID to end (a write-back flashdir daemon writes back
+# what is dirty after the unmount); says so if it did not (remove_bench_work then kills it).
+unmount_and_wait() {
+  local mountpoint="$1" pid="${2:-}"
+  if is_mounted "$mountpoint"; then
+    fusermount3 -u "$mountpoint" 2>/dev/null || fusermount3 -uz "$mountpoint" || true
+  fi
+  [ -n "$pid" ] || return 0
+  for _ in $(seq 600); do process_running "$pid" || return 0; sleep 0.1; done
+  echo "unmount_and_wait: the daemon of $mountpoint ($pid) still runs 60 s after its unmount" >&2
+}

@@ -11,19 +11,29 @@
 2. restart time against the cache's size: a fresh cache of each size (its image space reserved at creation, as for every cache) filled by
    reading a sparse file of its size; the mount time after a clean unmount, then after a kill -9
    (one page cached 1.2 s before it, so that the restart is the one after a cut), and the slope.
+   With them (issue 20) the daemon's memory (/proc/PID/status: VmRSS, VmHWM, RssAnon, RssFile)
+   on the empty mount, after the fill, after the clean remount and after the remount that
+   follows the kill -9; the device RAM in force (ram=, by default the cache's size/16, 4 MiB to
+   64 MiB) and what it holds (stats.json's ftl section); the engine's own count of its index
+   (ram_index_bytes); the bytes of daemon memory per cached page (RSS after the fill minus the
+   empty mount's, over the cached pages) and least-squares slopes of RSS against cached pages.
+   Writes a table and a plot of RSS against the cache's size (gnuplot, memory.gp).
 
 Needs root, /dev/fuse and a built flashdir (build/daemon/flashdir, or $FLASHDIR). Backing files
 live in $FLASHDIR_BENCH_DIR (/dev/shm), caches in $FLASHDIR_BENCH_CACHE_DIR (/var/tmp): the
-largest cache's image takes its size on that disk. Writes bench/restart/results.md.
+largest cache's image takes its size on that disk. Writes bench/restart/results.md, and with
+part 2 memory.dat and memory.png beside it (--out's directory).
 
   bench/restart/run.py                          # sizes 256M,1G,4G,16G
   bench/restart/run.py --sizes 256M,1G --quick   # smaller files in part 1
   bench/restart/run.py --modes= --sizes 1G,4G     # part 2 only
+  bench/restart/run.py --modes= --ram 4M          # part 2 with ram=4M on every mount
 """
 import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,9 +52,47 @@ def parse_size(text):
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
-def cache_stats(mnt):
+def all_stats(mnt):
     with open(f"{mnt}/.flashdir/stats.json") as f:
-        return json.load(f)["cache"]
+        return json.load(f)
+
+
+def cache_stats(mnt):
+    return all_stats(mnt)["cache"]
+
+
+MEMORY_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads")
+
+
+def daemon_memory(pid):
+    """The daemon's memory from /proc/PID/status, in bytes: resident (VmRSS), its peak (VmHWM),
+    and the resident anonymous and file-backed parts; and its thread count (each FUSE worker
+    thread has its own request buffer and, past a few, its own malloc arena)."""
+    memory = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name in MEMORY_FIELDS:
+                number = int(value.split()[0])
+                memory[name] = number if name == "Threads" else number * 1024  # "NNN kB"
+    missing = [name for name in MEMORY_FIELDS if name not in memory]
+    if missing:
+        raise RuntimeError(f"/proc/{pid}/status has no {', '.join(missing)}")
+    return memory
+
+
+def memory_snapshot(mount):
+    """What a point of the memory table needs from a running mount: the daemon's memory, the
+    device RAM in force and what it holds, the engine's own count of its index, the pages cached."""
+    stats = all_stats(mount.mountpoint)
+    ftl, cache = stats["ftl"], stats["cache"]
+    return {**daemon_memory(mount.pid), "cached": cache["cached_pages"], "ram_index_bytes": cache["ram_index_bytes"],
+            "ram_budget_bytes": ftl["ram_budget_bytes"], "ram_mapping_bytes": ftl["ram_mapping_bytes"],
+            "ram_buffer_bytes": ftl["ram_buffer_bytes"]}
+
+
+def load_average():
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def read_all(path):
@@ -121,7 +169,7 @@ def usable_round(backing_top, cache_top, mode, meta, wait, read_bytes, write_byt
     }
 
 
-def size_round(backing_top, cache_top, size_text):
+def size_round(backing_top, cache_top, size_text, ram_text=""):
     size = parse_size(size_text)
     backing, mnt, cache = f"{backing_top}/b-size", f"{cache_top}/m", f"{cache_top}/c-{size_text}"
     os.makedirs(backing, exist_ok=True)
@@ -130,16 +178,19 @@ def size_round(backing_top, cache_top, size_text):
         f.truncate(size)  # sparse: reading it costs the backing nothing
     with open(f"{backing}/touch", "wb") as f:
         f.write(os.urandom(4096))
-    options = "seq_cutoff_read=0,meta=lufuw"
+    options = "seq_cutoff_read=0,meta=lufuw" + (f",ram={ram_text}" if ram_text else "")
     mount = harness.Mount(backing, mnt, cache, options, size=size_text)
     try:
+        empty = memory_snapshot(mount)
         fill_s = read_all(f"{mnt}/fill")
-        cached = cache_stats(mnt)["cached_pages"]
+        filled = memory_snapshot(mount)
+        cached = filled["cached"]
     finally:
         mount.stop()
     mount, clean_s = timed_mount(backing, mnt, cache, options, size_text)
     try:
         clean = cache_stats(mnt)
+        after_clean = memory_snapshot(mount)
         read_all(f"{mnt}/touch")
         time.sleep(1.2)
         mount.kill9()
@@ -149,6 +200,7 @@ def size_round(backing_top, cache_top, size_text):
     mount, cut_s = timed_mount(backing, mnt, cache, options, size_text)
     try:
         cut = cache_stats(mnt)
+        after_cut = memory_snapshot(mount)
     finally:
         mount.stop()
     shutil.rmtree(cache, ignore_errors=True)
@@ -158,13 +210,12 @@ def size_round(backing_top, cache_top, size_text):
         "clean_mount_s": clean_s, "clean_restart_s": clean["restart_seconds"], "clean_usable": clean["restart_usable_slots"],
         "cut_mount_s": cut_s, "cut_restart_s": cut["restart_seconds"], "cut_usable": cut["restart_usable_slots"],
         "cut_clean": cut["restart_clean_shutdown"],
+        "memory": {"empty": empty, "filled": filled, "clean": after_clean, "cut": after_cut},
     }
 
 
-def slope(points, key):
-    """Least-squares seconds per GiB of `key` over the sizes."""
-    xs = [p["bytes"] / (1 << 30) for p in points]
-    ys = [p[key] for p in points]
+def least_squares(xs, ys):
+    """The least-squares slope of ys against xs (nan for fewer than two distinct xs)."""
     if len(xs) < 2:
         return float("nan")
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -172,9 +223,80 @@ def slope(points, key):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
 
 
+def slope(points, key):
+    """Least-squares seconds per GiB of `key` over the sizes."""
+    return least_squares([p["bytes"] / (1 << 30) for p in points], [p[key] for p in points])
+
+
+def per_page(r, state):
+    """Bytes of daemon memory per cached page: the RSS at `state` over the empty mount's, divided
+    by the pages cached."""
+    m = r["memory"]
+    pages = m[state]["cached"]
+    return (m[state]["VmRSS"] - m["empty"]["VmRSS"]) / pages if pages else float("nan")
+
+
+def memory_slope(sizes, state, field="VmRSS"):
+    """Least-squares bytes of `field` at `state` per cached page, over the sizes."""
+    return least_squares([r["memory"][state]["cached"] for r in sizes], [r["memory"][state][field] for r in sizes])
+
+
+def memory_report(sizes, args):
+    mb = lambda n: f"{n / 1e6:.1f}"  # noqa: E731
+    lines = ["", "## Daemon memory against the cache's size (the same caches)", "",
+             f"Device RAM: {('ram=' + args.ram) if args.ram else 'the default (size/16, 4 MiB to 64 MiB)'}. "
+             "Memory in MB (10^6 bytes) from /proc/PID/status; per page: (RSS - the empty mount's RSS) / cached pages.", "",
+             "| size | device RAM MiB (mapping + buffer after the fill) | empty: RSS (anon + file) | filled: RSS (anon + file) "
+             "| filled: HWM | threads empty, filled | engine index MB (B/page) | B/page filled "
+             "| clean remount: RSS (B/page), HWM | kill -9 remount: RSS (B/page), HWM |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sizes:
+        m = r["memory"]
+        e, f, c, k = m["empty"], m["filled"], m["clean"], m["cut"]
+        lines.append(
+            f"| {r['size']} | {f['ram_budget_bytes'] / MiB:.0f} ({(f['ram_mapping_bytes'] + f['ram_buffer_bytes']) / MiB:.1f}) "
+            f"| {mb(e['VmRSS'])} ({mb(e['RssAnon'])} + {mb(e['RssFile'])}) "
+            f"| {mb(f['VmRSS'])} ({mb(f['RssAnon'])} + {mb(f['RssFile'])}) | {mb(f['VmHWM'])} "
+            f"| {e['Threads']}, {f['Threads']} "
+            f"| {mb(f['ram_index_bytes'])} ({f['ram_index_bytes'] / f['cached'] if f['cached'] else float('nan'):.1f}) "
+            f"| {per_page(r, 'filled'):.1f} | {mb(c['VmRSS'])} ({per_page(r, 'clean'):.1f}), {mb(c['VmHWM'])} "
+            f"| {mb(k['VmRSS'])} ({per_page(r, 'cut'):.1f}), {mb(k['VmHWM'])} |")
+    lines += ["", "Least-squares slopes over the sizes, bytes per cached page: RSS after the fill "
+              f"{memory_slope(sizes, 'filled'):.1f} (anonymous {memory_slope(sizes, 'filled', 'RssAnon'):.1f}), "
+              f"after the clean remount {memory_slope(sizes, 'clean'):.1f}, after the kill -9 remount "
+              f"{memory_slope(sizes, 'cut'):.1f}; the peak (VmHWM) of the clean remount {memory_slope(sizes, 'clean', 'VmHWM'):.1f}, "
+              f"of the kill -9 remount {memory_slope(sizes, 'cut', 'VmHWM'):.1f}; "
+              f"the engine's own index {memory_slope(sizes, 'filled', 'ram_index_bytes'):.1f}. "
+              f"Empty mount's RSS per byte of cache: "
+              f"{least_squares([r['bytes'] for r in sizes], [r['memory']['empty']['VmRSS'] for r in sizes]):.5f}.", ""]
+    return lines
+
+
+def write_memory_plot(sizes, out):
+    """memory.dat beside `out` (size GiB, then in MB: the RSS of the empty mount, RSS and peak after
+    the fill, RSS and peak after the clean remount, and after the kill -9 remount; then the size as
+    written) and memory.png from it with gnuplot, if gnuplot is there."""
+    directory = os.path.dirname(os.path.abspath(out))
+    data, png = os.path.join(directory, "memory.dat"), os.path.join(directory, "memory.png")
+    with open(data, "w") as f:
+        f.write("# size_gib\tempty_rss_mb\tfilled_rss_mb\tfilled_hwm_mb\tclean_rss_mb\tclean_hwm_mb\tcut_rss_mb"
+                "\tcut_hwm_mb\tsize\n")
+        for r in sizes:
+            m = r["memory"]
+            f.write("\t".join([f"{r['bytes'] / (1 << 30):g}"] + [f"{v / 1e6:.2f}" for v in (
+                m["empty"]["VmRSS"], m["filled"]["VmRSS"], m["filled"]["VmHWM"], m["clean"]["VmRSS"],
+                m["clean"]["VmHWM"], m["cut"]["VmRSS"], m["cut"]["VmHWM"])] + [r["size"]]) + "\n")
+    if not shutil.which("gnuplot"):
+        print(f"run.py: wrote {data}; no gnuplot for the plot (apt-get install gnuplot-nox)", file=sys.stderr)
+        return
+    subprocess.run(["gnuplot", "-e", f"data='{data}'; output='{png}'", os.path.join(HERE, "memory.gp")], check=True)
+    print(f"run.py: wrote {data} and {png}", file=sys.stderr)
+
+
 def report(usable, sizes, args):
-    lines = [f"# Hot restart (bench/restart/run.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
-             f"Load average before: {args.load_before}; after: {os.getloadavg()[0]:.1f}.", "",
+    when = getattr(args, "run_date", "") or time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    lines = [f"# Hot restart (bench/restart/run.py, {when})", "",
+             f"Load average (1, 5, 15 min) before: {args.load_before}; after: {load_average()}.", "",
              f"## Usable after kill -9 (256 MiB cache, {args.read_mib} MiB read, "
              f"{args.write_mib} MiB written through the mount)", "",
              "| mode | metadata | kill after | cached pages | usable | kept | commits | metadata pages / cached page "
@@ -196,7 +318,28 @@ def report(usable, sizes, args):
     lines += ["", f"Slope (least squares, seconds per GiB): mount after a clean unmount "
               f"{slope(sizes, 'clean_mount_s'):.3f} (engine {slope(sizes, 'clean_restart_s'):.3f}); after a kill -9 "
               f"{slope(sizes, 'cut_mount_s'):.3f} (engine {slope(sizes, 'cut_restart_s'):.3f}).", ""]
+    if sizes:
+        lines += memory_report(sizes, args)
     return "\n".join(lines)
+
+
+def rerender(args):
+    usable, sizes = [], []
+    with open(args.from_json) as f:
+        for line in f:
+            if line.startswith("{"):
+                r = json.loads(line)
+                (sizes if "size" in r else usable).append(r)
+    args.read_mib, args.write_mib = (64, 16) if args.quick else (160, 48)
+    args.load_before = args.load_before or "(not recorded)"
+    global load_average
+    load_average = lambda: args.load_after or "(not recorded)"  # noqa: E731
+    text = report(usable, sizes, args)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+    if sizes:
+        write_memory_plot(sizes, args.out)
 
 
 def main():
@@ -204,12 +347,22 @@ def main():
     parser.add_argument("--sizes", default="256M,1G,4G,16G")
     parser.add_argument("--modes", default="writethrough,writeback,writearound")
     parser.add_argument("--quick", action="store_true", help="64 MiB read, 16 MiB written in part 1")
+    parser.add_argument("--ram", default="", help="part 2: ram= for every mount (default: the cache's own)")
     parser.add_argument("--out", default=os.path.join(HERE, "results.md"))
+    parser.add_argument("--from-json", metavar="FILE",
+                        help="mount nothing: write the report (and the memory plot) from the JSON lines a run "
+                             "printed, with --run-date, --load-before and --load-after as they were")
+    parser.add_argument("--load-before", default="")
+    parser.add_argument("--load-after", default="")
+    parser.add_argument("--run-date", default="", help="with --from-json: when the run was (UTC)")
     args = parser.parse_args()
+    if args.from_json:
+        rerender(args)
+        return
     os.environ.setdefault("FLASHDIR", os.path.join(TOP, "build", "daemon", "flashdir"))
     harness.require_fuse()
     args.read_mib, args.write_mib = (64, 16) if args.quick else (160, 48)
-    args.load_before = f"{os.getloadavg()[0]:.1f}"
+    args.load_before = load_average()
     backing_top = tempfile.mkdtemp(prefix="flashdir-restart-", dir=os.environ.get("FLASHDIR_BENCH_DIR", "/dev/shm"))
     cache_top = tempfile.mkdtemp(prefix="flashdir-restart-", dir=os.environ.get("FLASHDIR_BENCH_CACHE_DIR", "/var/tmp"))
     usable, sizes = [], []
@@ -223,7 +376,7 @@ def main():
             print(json.dumps(r), flush=True)
             usable.append(r)
         for size in filter(None, args.sizes.split(",")):
-            r = size_round(backing_top, cache_top, size)
+            r = size_round(backing_top, cache_top, size, args.ram)
             print(json.dumps(r), flush=True)
             sizes.append(r)
     finally:
@@ -233,6 +386,8 @@ def main():
     with open(args.out, "w") as f:
         f.write(text)
     print(text)
+    if sizes:
+        write_memory_plot(sizes, args.out)
 
 
 if __name__ == "__main__":

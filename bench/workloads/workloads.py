@@ -7,8 +7,10 @@
   workloads.py flashdir-io STATS_JSON                  prints a mount's data bytes (read +
       written through its files) and its cache state
   workloads.py flashdir-summary STATS_JSON             prints a line on a mount's counters
-  workloads.py table SAMPLES PLOT_DATA                 prints the Markdown table of the medians
-      and ratios, writes the ratios for plot.gp (tab-separated, a header line)
+  workloads.py table SAMPLES PLOT_DATA [BACKING_NAME [PNG]]   prints the Markdown table of the
+      medians and ratios, writes the ratios for plot.gp (tab-separated, a header line);
+      BACKING_NAME labels the target backing (the store the others stand on: "backing", or
+      "slowstore"), PNG is the plot the table links to (results.png)
 
 Each workload's output is checked: a failed call it reports (postmark's and dbench's error
 lines, sysbench's FATAL, a checksum mismatch) or a figure missing stops the runner with the
@@ -93,7 +95,8 @@ def flashdir_summary(path):
     cache, data, requests = stats["cache"], stats["data"], stats["requests"]
     passed = data["pass_through_read_bytes"] + data["pass_through_written_bytes"]
     print(f"{sum(requests.values()):,} requests, hit ratio {cache['hit_ratio']:.3f}, "
-          f"{cache['cached_pages']:,} pages cached, {cache['written_back_pages']:,} written back, "
+          f"{cache['cached_pages']:,} pages cached, {cache['dirty_pages']:,} dirty, "
+          f"{cache['written_back_pages']:,} written back, {cache['backing_errors']:,} backing errors, "
           f"{passed:,} bytes passed through, {data['errors']:,} error replies (ENOENT included), "
           f"cache {stats['cache_health']['state']}")
 
@@ -105,11 +108,13 @@ def flashdir_io(path):
 
 
 TARGET_NAMES = {"writethrough": "flashdir writethrough", "writeback": "flashdir writeback",
+                "writeback_delay": "flashdir writeback, writeback_delay=1",
                 "passthrough_hp": "passthrough_hp", "passthrough_hp_nocache": "passthrough_hp --nocache",
                 "backing": "backing"}
+FLASHDIR_TARGETS = ("writethrough", "writeback", "writeback_delay")
 
 
-def table(samples_path, plot_path):
+def table(samples_path, plot_path, backing_name="backing", png="results.png"):
     """SAMPLES lines: point|target|value|daemon_cpu_seconds (- for the backing directory)."""
     runs = collections.defaultdict(list)
     cpu = collections.defaultdict(list)
@@ -123,7 +128,7 @@ def table(samples_path, plot_path):
         runs[point, target].append(float(value))
         if cpu_seconds != "-":
             cpu[point, target].append(float(cpu_seconds))
-    flashdirs = [t for t in targets if t in ("writethrough", "writeback")]
+    flashdirs = [t for t in targets if t in FLASHDIR_TARGETS]
     others = [t for t in targets if t in ("passthrough_hp", "passthrough_hp_nocache", "backing")]
     pairs = [(f, o) for o in others for f in flashdirs]
 
@@ -133,9 +138,10 @@ def table(samples_path, plot_path):
         ratios = [a / b for a, b in zip(runs[point, f], runs[point, o]) if b > 0]
         return statistics.median(ratios) if ratios else float("nan")  # the other side measured 0
 
-    short = {"writethrough": "wt", "writeback": "wb", "passthrough_hp": "passthrough_hp",
-             "passthrough_hp_nocache": "passthrough_hp --nocache", "backing": "backing"}
-    head = ["workload, figure"] + [TARGET_NAMES[t] for t in targets] + [f"{short[f]} / {short[o]}" for f, o in pairs]
+    short = {"writethrough": "wt", "writeback": "wb", "writeback_delay": "wb+delay", "passthrough_hp": "passthrough_hp",
+             "passthrough_hp_nocache": "passthrough_hp --nocache", "backing": backing_name}
+    names = dict(TARGET_NAMES, backing=backing_name)
+    head = ["workload, figure"] + [names[t] for t in targets] + [f"{short[f]} / {short[o]}" for f, o in pairs]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     with open(plot_path, "w") as plot:
@@ -146,8 +152,8 @@ def table(samples_path, plot_path):
             print("| " + " | ".join(cells) + " |")
             plot.write("\t".join([point] + [f"{ratio(point, f, o):.4f}" for f, o in pairs]) + "\n")
     print()
-    print("Figures: medians of the rounds." + (" Ratios: medians of the rounds' ratios (wt, wb: flashdir "
-          "writethrough, writeback); round by round:" if pairs else ""))
+    print("Figures: medians of the rounds." + (" Ratios: medians of the rounds' ratios (wt, wb, wb+delay: flashdir "
+          "writethrough, writeback, writeback with writeback_delay=1); round by round:" if pairs else ""))
     for point in points if pairs else []:
         print(f"- {point}: " + "; ".join(
             f"{short[f]} / {short[o]} " + ", ".join(f"{a / b:.2f}" for a, b in zip(runs[point, f], runs[point, o]) if b > 0)
@@ -164,7 +170,7 @@ def table(samples_path, plot_path):
             for name, point in runs_of.items()) + ".")
     if pairs:
         print()
-        print("![ratios](results.png)")
+        print(f"![ratios]({png})")
 
 
 def main():
@@ -180,7 +186,7 @@ def main():
     elif command == "flashdir-io":
         flashdir_io(args[0])
     elif command == "table":
-        table(args[0], args[1])
+        table(*args[:4])
     else:
         fail(f"unknown command {command}")
 
