@@ -121,6 +121,10 @@ class PosixBackingFile final : public BackingFile {
 
   Result<BackingAttributes> stat() override {
     auto st = statx_of(fd_.get(), path_);
+    // A store that forgot the file behind an open descriptor has removed its last name: a FUSE
+    // store's file unlinked while open (libfuse's high-level API with hard_remove), an NFS
+    // file another client removed. It reads as a file with no link left.
+    if (!st.is_ok() && st.status().sys_errno() == ESTALE) return BackingAttributes{.link_count = 0};
     if (!st.is_ok()) return st.status();
     return attributes_of_statx(*st);
   }

@@ -6,6 +6,7 @@ Exit code 77 tells meson the test was skipped.
 """
 import contextlib
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -95,6 +96,12 @@ def read_log(cache_dir):
             return f.read()
     except OSError:
         return ""
+
+
+def stats(mnt):
+    """The mount's statistics (.flashdir/stats.json)."""
+    with open(f"{mnt}/.flashdir/stats.json") as f:
+        return json.load(f)
 
 
 def check_log(cache_dir):

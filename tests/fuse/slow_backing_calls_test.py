@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What flashdir costs the store behind it, counted by slowstore (bench/slowstore) in calls, not
-timed. A name the daemon has not seen (after a remount, every name) costs the store one lookup
+"""flashdir over a FUSE store (slowstore, bench/slowstore): what it costs the store, counted in
+calls, not timed, and a file the store forgets while it is open. A name the daemon has not seen (after a remount, every name) costs the store one lookup
 of it and one stat, no more than a name it knows. A reader's open whose reads the cache serves, of a file whose access time a
 read would not move (relatime), reads nothing from the store and opens nothing there: it stats
 the file (tests/fuse/consistency_test.py
@@ -65,12 +65,42 @@ def an_unknown_name_costs_one_lookup(check, top):
                         f"a name the daemon has not seen costs the store a lookup and a stat ({new})")
 
 
+def a_file_unlinked_while_open_is_forgotten_at_close(check, top):
+    # slowstore (libfuse's high-level API, hard_remove) forgets a file unlinked while open: a
+    # stat of the open descriptor answers ESTALE, as an NFS server does for a file another
+    # client removed. The last close must take that for "no name left", as the link count of
+    # 0 a local file system reports: the close succeeds, its pages (dirty in write-back) go,
+    # and the unmount closes the cache cleanly.
+    top = f"{top}/unlinked"
+    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
+    for directory in (backing, slow, mnt):
+        os.makedirs(directory)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
+        for mode in ("writeback", "writethrough"):
+            with harness.Mount(slow, mnt, f"{cache}-{mode}", f"mode={mode}"):
+                fd = os.open(f"{mnt}/f", os.O_CREAT | os.O_RDWR, 0o644)
+                os.write(fd, b"x" * 8192)
+                os.unlink(f"{mnt}/f")
+                try:
+                    os.close(fd)
+                    closed = "ok"
+                except OSError as error:
+                    closed = error.strerror
+                check.check(closed == "ok", f"{mode}: the close of a file unlinked while open succeeds ({closed})")
+                stats = harness.stats(mnt)
+                check.check(stats["cache"]["dirty_pages"] == 0, f"{mode}: no dirty page is left of it ({stats['cache']})")
+            log = harness.read_log(f"{cache}-{mode}")
+            check.check("Stale file handle" not in log, f"{mode}: the daemon logs no stale handle")
+            check.check("cache closed cleanly" in log, f"{mode}: the unmount closes the cache cleanly")
+
+
 def main():
     harness.require_fuse()
     binary = os.environ.get("SLOWSTORE")
     if not binary or not os.access(binary, os.X_OK):
         sys.exit("SLOWSTORE must name the slowstore binary")
-    sys.exit(harness.run_parts("slow_backing_calls", [an_unknown_name_costs_one_lookup, warm_reader_reads_nothing_from_the_store]))
+    sys.exit(harness.run_parts("slow_backing_calls", [an_unknown_name_costs_one_lookup, warm_reader_reads_nothing_from_the_store,
+                                                           a_file_unlinked_while_open_is_forgotten_at_close]))
 
 
 if __name__ == "__main__":
