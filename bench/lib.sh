@@ -1,4 +1,5 @@
-# Shared pieces of the FUSE benchmark runners (bench/fuse/run.sh, bench/workloads/run.sh):
+# Shared pieces of the FUSE benchmark runners (bench/fuse/run.sh, bench/workloads/run.sh,
+# bench/fio/run.sh):
 # sourced after scripts/setup.sh, not run.
 
 # A deb-src entry for this release's main archive, unless apt already knows fuse3's source.
@@ -54,3 +55,11 @@ cpu_seconds() { awk -v tick="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) /
 
 # mount_type DIR: the file system type /proc/mounts gives the mount at DIR ("" if none).
 mount_type() { awk -v m="$1" '$2 == m { type = $3 } END { print type }' /proc/mounts; }
+
+# mounts_under DIR: the mount points below DIR, the last mounted first (a mount made over another
+# of them comes down before it), one a line: for remove_bench_work when a runner's driver mounts
+# what the shell does not name.
+mounts_under() {
+  awk -v top="$1/" 'index($2, top) == 1 { points[n++] = $2 } END { for (i = n - 1; i >= 0; i--) print points[i] }' \
+    /proc/mounts
+}

@@ -1,7 +1,8 @@
 """A running slowstore mount, for the test and the runner: started in the foreground as a child
 process, so that stop() can unmount it (fusermount3 -u, then -uz), wait for the daemon to end
 and read the call counts it wrote at unmount; a daemon that does not end is killed. counts()
-asks the running daemon for its counts so far (SIGUSR1).
+asks the running daemon for its counts so far (SIGUSR1). ForegroundMount, what it is built on,
+serves any daemon mounted that way (bench/fio mounts passthrough_hp with it).
 
 The runners measure against either store (`--store slowstore|sshfs`): add_store_arguments and
 mount_store are what they share; sshfs_store.py has the other store."""
@@ -60,24 +61,58 @@ def mount_store(args, backing, mountpoint, slowstore_options=""):
     return SlowstoreMount(os.environ["SLOWSTORE"], backing, mountpoint, options)
 
 
-class SlowstoreMount:
-    name = "slowstore"
-    calls_label = "slowstore calls"
+class ForegroundMount:
+    """A FUSE daemon started in the foreground as a child process (`argv` mounts `mountpoint`):
+    waits up to 10 s for the mount; stop() unmounts (fusermount3 -u, then -uz), waits for the
+    daemon to end and kills one that does not. With `pid_file` the daemon's pid is written there
+    (a runner's shell trap waits for the daemons its work directory names, bench/lib.sh)."""
+    name = "daemon"
 
-    def __init__(self, binary, backing, mountpoint, options=""):
+    def __init__(self, argv, mountpoint, pid_file=None):
         self.mountpoint = mountpoint
-        self.counts_path = f"{mountpoint}.counts.json"
-        if os.path.exists(self.counts_path):
-            os.unlink(self.counts_path)
-        opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
-        self.process = subprocess.Popen([binary, backing, mountpoint, "-f", "-o", opts])
+        self.process = subprocess.Popen(argv)
+        self.pid = self.process.pid
+        if pid_file:
+            with open(pid_file, "w") as f:
+                f.write(f"{self.pid}\n")
         deadline = time.monotonic() + 10
         while not is_mounted(mountpoint):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"slowstore did not mount {mountpoint} (exit {self.process.returncode})")
+                raise RuntimeError(f"{self.name} did not mount {mountpoint} (exit {self.process.returncode})")
             time.sleep(0.02)
-        self.pid = self.process.pid
+
+    def running(self):
+        """Whether the daemon still runs and its mount is there."""
+        return self.process.poll() is None and is_mounted(self.mountpoint)
+
+    def stop(self):
+        """Unmounts, waits for the daemon (killed if it lingers 10 s)."""
+        unmount(self.mountpoint)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+class SlowstoreMount(ForegroundMount):
+    name = "slowstore"
+    calls_label = "slowstore calls"
+
+    def __init__(self, binary, backing, mountpoint, options="", pid_file=None):
+        self.counts_path = f"{mountpoint}.counts.json"
+        if os.path.exists(self.counts_path):
+            os.unlink(self.counts_path)
+        opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
+        super().__init__([binary, backing, mountpoint, "-f", "-o", opts], mountpoint, pid_file)
 
     def counts(self):
         """The calls made so far, per kind (the daemon writes them at SIGUSR1)."""
@@ -94,21 +129,9 @@ class SlowstoreMount:
 
     def stop(self):
         """Unmounts, waits for the daemon; returns its call counts (None if it wrote none)."""
-        unmount(self.mountpoint)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        super().stop()
         try:
             with open(self.counts_path) as f:
                 return json.load(f)
         except (OSError, ValueError):
             return None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
