@@ -30,7 +30,10 @@ measured once per point, both flashdir rows compared with that figure):
          chip write).
 
 Workloads (fio, psync, direct=1 so that every read and write reaches the daemon instead of the
-mount's page cache; all jobs on the one file; time_based for --seconds; --randrepeat=0):
+mount's page cache; all jobs on the one file, the random ones each over all of it, the
+sequential ones each streaming through a part of its own (--offset_increment: jobs following
+one another through the same bytes would hit what the first had just read); time_based for
+--seconds; --randrepeat=0):
 
   randread   4 KiB random reads
   read       1 MiB sequential reads
@@ -277,7 +280,11 @@ class Part:
 
     def measure(self, rnd, workload, jobs, target):
         _, arguments, block_bytes, _ = WORKLOADS[workload]
-        arguments = [*arguments, f"--size={self.file_bytes}", f"--numjobs={jobs}", "--time_based",
+        if block_bytes < MIB:  # random: every job over the whole file
+            arguments = [*arguments, f"--size={self.file_bytes}"]
+        else:  # sequential: each job streams through a part of its own
+            arguments = [*arguments, f"--size={self.file_bytes // jobs}", f"--offset_increment={self.file_bytes // jobs}"]
+        arguments = [*arguments, f"--numjobs={jobs}", "--time_based",
                      f"--runtime={self.args.seconds}", "--randrepeat=0"]
         # The slow part's points run one at a time over the one slowstore mount: the calls it
         # counts meanwhile are the point's.
