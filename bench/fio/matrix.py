@@ -432,7 +432,8 @@ def plot(part, other, stem, results_dir):
     data, png = f"{results_dir}/{stem}.dat", f"{results_dir}/{stem}.png"
     plot_data(part, other, data)
     titles = " ".join(part.workloads)
-    what = "fast local backing (tmpfs)" if part.name == "fast" else f"slowstore, {part.args.latency_us} µs a call"
+    what = ("fast local backing (tmpfs)" if part.name == "fast"
+            else f"over the slow store ({part.args.latency_us} µs a call)")
     subprocess.run(["gnuplot", "-e", f"data='{data}'; output='{png}'; titles='{titles}'; "
                     f"heading='flashdir / {other}, {what}'", f"{HERE}/plot.gp"], check=True)
     return os.path.basename(png)
@@ -473,7 +474,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=3, help="fio's time per point")
     parser.add_argument("--jobs", help="job counts, comma-separated (default 1,2,4,8 fast, 1,4 slow)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated, of: " + ", ".join(WORKLOADS))
-    parser.add_argument("--file-size", help="each target's file (default 256M fast, 128M slow; at least 128M: a cache holds 16M at least)")
+    parser.add_argument("--file-size", help="each target's file (default 256M fast, 128M slow; at least 128M: "
+                                            "the miss cache, an eighth, must hold 16M)")
     parser.add_argument("--latency-us", type=int, default=1000, help="slowstore's wait per call")
     parser.add_argument("--quick", action="store_true", help="a smaller matrix: jobs 1 and 4 (slow: 1), 2 s per point")
     parser.add_argument("--results", default=os.path.join(HERE, "results.md"),
