@@ -14,7 +14,7 @@
 #   bench/fio/run.sh [matrix.py options]     e.g. --quick, --rounds 3, --seconds 5, --part fast,
 #                                            --jobs 1,4; bench/fio/run.sh --help
 # Env: FLASHDIR_BENCH_DIR (/dev/shm): where the backing directories, the caches and the mounts
-# live. About 13 minutes with the defaults (--quick: about 4). Writes bench/fio/results.md, the
+# live. About 12 minutes with the defaults (--quick: about 5). Writes bench/fio/results.md, the
 # plots (fast.png, fast-backing.png, slow.png) and their data (*.dat).
 set -euo pipefail
 
