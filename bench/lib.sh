@@ -1,4 +1,5 @@
-# Shared pieces of the FUSE benchmark runners (bench/fuse/run.sh, bench/workloads/run.sh):
+# Shared pieces of the FUSE benchmark runners (bench/fuse/run.sh, bench/workloads/run.sh,
+# bench/fio/run.sh):
 # sourced after scripts/setup.sh, not run.
 
 # A deb-src entry for this release's main archive, unless apt already knows fuse3's source.
@@ -88,4 +89,12 @@ unmount_and_wait() {
   [ -n "$pid" ] || return 0
   for _ in $(seq 600); do process_running "$pid" || return 0; sleep 0.1; done
   echo "unmount_and_wait: the daemon of $mountpoint ($pid) still runs 60 s after its unmount" >&2
+}
+
+# mounts_under DIR: the mount points below DIR, the last mounted first (a mount made over another
+# of them comes down before it), one a line: for remove_bench_work when a runner's driver mounts
+# what the shell does not name.
+mounts_under() {
+  awk -v top="$1/" 'index($2, top) == 1 { points[n++] = $2 } END { for (i = n - 1; i >= 0; i--) print points[i] }' \
+    /proc/mounts
 }

@@ -1,7 +1,9 @@
 """A running slowstore mount, for the test and the runner: started in the foreground as a child
 process, so that stop() can unmount it (fusermount3 -u, then -uz), wait for the daemon to end
 and read the call counts it wrote at unmount; a daemon that does not end is killed. counts()
-asks the running daemon for its counts so far (SIGUSR1).
+asks the running daemon for its counts so far (SIGUSR1). ForegroundMount, what it is built on,
+serves any daemon mounted that way (PassthroughHpMount: libfuse's passthrough_hp, for bench/fio and
+writes.py).
 
 The runners measure against either store (`--store slowstore|sshfs`): add_store_arguments and
 mount_store are what they share; sshfs_store.py has the other store."""
@@ -61,21 +63,32 @@ def mount_store(args, backing, mountpoint, slowstore_options=""):
 
 
 class ForegroundMount:
-    """A FUSE daemon run in the foreground as a child process until its mount at `mountpoint`
-    appears; stop() unmounts (fusermount3 -u, then -uz) and waits for it to end, or kills it."""
+    """A FUSE daemon started in the foreground as a child process (`argv` mounts `mountpoint`):
+    waits up to 10 s for the mount; stop() unmounts (fusermount3 -u, then -uz), waits for the
+    daemon to end and kills one that does not. With `pid_file` the daemon's pid is written there
+    (a runner's shell trap waits for the daemons its work directory names, bench/lib.sh)."""
+    name = "daemon"
 
-    def __init__(self, command, mountpoint, what):
+    def __init__(self, argv, mountpoint, pid_file=None):
         self.mountpoint = mountpoint
-        self.process = subprocess.Popen(command)
+        self.process = subprocess.Popen(argv)
+        self.pid = self.process.pid
+        if pid_file:
+            with open(pid_file, "w") as f:
+                f.write(f"{self.pid}\n")
         deadline = time.monotonic() + 10
         while not is_mounted(mountpoint):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"{what} did not mount {mountpoint} (exit {self.process.returncode})")
+                raise RuntimeError(f"{self.name} did not mount {mountpoint} (exit {self.process.returncode})")
             time.sleep(0.02)
-        self.pid = self.process.pid
+
+    def running(self):
+        """Whether the daemon still runs and its mount is there."""
+        return self.process.poll() is None and is_mounted(self.mountpoint)
 
     def stop(self):
+        """Unmounts, waits for the daemon (killed if it lingers 10 s)."""
         unmount(self.mountpoint)
         try:
             self.process.wait(timeout=10)
@@ -93,24 +106,25 @@ class ForegroundMount:
 
 class PassthroughHpMount(ForegroundMount):
     """libfuse's passthrough_hp (its defaults; bench/lib.sh builds it) of `source`: what a FUSE
-    layer that caches nothing costs over the store, for the runners' reference."""
+    layer that caches nothing costs, for the runners' reference."""
+    name = "passthrough_hp"
 
-    def __init__(self, binary, source, mountpoint):
+    def __init__(self, binary, source, mountpoint, pid_file=None):
         # It takes absolute paths: it changes into the source before it looks at the mount point.
         super().__init__([binary, "--foreground", os.path.abspath(source), os.path.abspath(mountpoint)],
-                         mountpoint, "passthrough_hp")
+                         mountpoint, pid_file)
 
 
 class SlowstoreMount(ForegroundMount):
     name = "slowstore"
     calls_label = "slowstore calls"
 
-    def __init__(self, binary, backing, mountpoint, options=""):
+    def __init__(self, binary, backing, mountpoint, options="", pid_file=None):
         self.counts_path = f"{mountpoint}.counts.json"
         if os.path.exists(self.counts_path):
             os.unlink(self.counts_path)
         opts = f"counts={self.counts_path}" + (f",{options}" if options else "")
-        super().__init__([binary, backing, mountpoint, "-f", "-o", opts], mountpoint, "slowstore")
+        super().__init__([binary, backing, mountpoint, "-f", "-o", opts], mountpoint, pid_file)
 
     def counts(self):
         """The calls made so far, per kind (the daemon writes them at SIGUSR1)."""
