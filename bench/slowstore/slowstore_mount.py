@@ -1,22 +1,21 @@
 """A running slowstore mount, for the test and the runner: started in the foreground as a child
 process, so that stop() can unmount it (fusermount3 -u, then -uz), wait for the daemon to end
 and read the call counts it wrote at unmount; a daemon that does not end is killed. counts()
-asks the running daemon for its counts so far (SIGUSR1). ForegroundMount, what it is built on,
-serves any daemon mounted that way (PassthroughHpMount: libfuse's passthrough_hp, for bench/fio and
-writes.py).
+asks the running daemon for its counts so far (SIGUSR1). It is built on the FUSE tests'
+ForegroundMount (tests/fuse/harness.py), as PassthroughHpMount (libfuse's passthrough_hp, for
+bench/fio and writes.py) is.
 
 The runners measure against either store (`--store slowstore|sshfs`): add_store_arguments and
 mount_store are what they share; sshfs_store.py has the other store."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
 # The FUSE tests' mount helpers: is_mounted, and unmount (fusermount3 -u, then -uz).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fuse"))
-from harness import is_mounted, require_fuse, unmount  # noqa: E402
+from harness import ForegroundMount, is_mounted, require_fuse, unmount  # noqa: E402
 from sshfs_store import SshfsMount, StoreSkipped  # noqa: E402,F401  (StoreSkipped: for the runners)
 
 
@@ -60,48 +59,6 @@ def mount_store(args, backing, mountpoint, slowstore_options=""):
     if slowstore_options:
         options += "," + slowstore_options
     return SlowstoreMount(os.environ["SLOWSTORE"], backing, mountpoint, options)
-
-
-class ForegroundMount:
-    """A FUSE daemon started in the foreground as a child process (`argv` mounts `mountpoint`):
-    waits up to 10 s for the mount; stop() unmounts (fusermount3 -u, then -uz), waits for the
-    daemon to end and kills one that does not. With `pid_file` the daemon's pid is written there
-    (a runner's shell trap waits for the daemons its work directory names, bench/lib.sh)."""
-    name = "daemon"
-
-    def __init__(self, argv, mountpoint, pid_file=None):
-        self.mountpoint = mountpoint
-        self.process = subprocess.Popen(argv)
-        self.pid = self.process.pid
-        if pid_file:
-            with open(pid_file, "w") as f:
-                f.write(f"{self.pid}\n")
-        deadline = time.monotonic() + 10
-        while not is_mounted(mountpoint):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"{self.name} did not mount {mountpoint} (exit {self.process.returncode})")
-            time.sleep(0.02)
-
-    def running(self):
-        """Whether the daemon still runs and its mount is there."""
-        return self.process.poll() is None and is_mounted(self.mountpoint)
-
-    def stop(self):
-        """Unmounts, waits for the daemon (killed if it lingers 10 s)."""
-        unmount(self.mountpoint)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
 
 
 class PassthroughHpMount(ForegroundMount):

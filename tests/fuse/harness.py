@@ -282,28 +282,38 @@ def as_user(function, uid=NOBODY_UID, gid=NOBODY_GID):
     return json.loads(b"".join(chunks) or b"null")
 
 
-class FuseBacking:
-    """A FUSE file system to back a flashdir mount, as sshfs or an object-store mount would:
-    tests/fuse/renumbering_passthrough.cc (it numbers inodes in lookup order, as sshfs does)
-    mounted over `slow` at `point`, in the foreground; stop() (or the context manager) unmounts it."""
+class ForegroundMount:
+    """A FUSE daemon started in the foreground as a child process (`argv` mounts `mountpoint`):
+    waits up to 10 s for the mount; stop() unmounts (fusermount3 -u, then -uz), waits for the
+    daemon to end and kills one that does not. With `pid_file` the daemon's pid is written there
+    (a runner's shell trap waits for the daemons its work directory names, bench/lib.sh)."""
+    name = "daemon"
 
-    def __init__(self, slow, point):
-        self.point = point
-        self.process = subprocess.Popen([os.environ["RENUMBERING_PASSTHROUGH"], slow, point, "-f", "-o", "allow_other"],
-                                        stderr=subprocess.PIPE)
+    def __init__(self, argv, mountpoint, pid_file=None):
+        self.mountpoint = mountpoint
+        self.process = subprocess.Popen(argv)
+        self.pid = self.process.pid
+        if pid_file:
+            with open(pid_file, "w") as f:
+                f.write(f"{self.pid}\n")
         deadline = time.monotonic() + 10
-        while not is_mounted(point):
+        while not is_mounted(mountpoint):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError("the renumbering passthrough did not mount")
+                raise RuntimeError(f"{self.name} did not mount {mountpoint} (exit {self.process.returncode})")
             time.sleep(0.02)
 
+    def running(self):
+        """Whether the daemon still runs and its mount is there."""
+        return self.process.poll() is None and is_mounted(self.mountpoint)
+
     def stop(self):
-        unmount(self.point)
+        """Unmounts, waits for the daemon (killed if it lingers 10 s)."""
+        unmount(self.mountpoint)
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
+            self.process.kill()
             self.process.wait()
 
     def __enter__(self):
@@ -312,3 +322,13 @@ class FuseBacking:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+class FuseBacking(ForegroundMount):
+    """A FUSE file system to back a flashdir mount, as sshfs or an object-store mount would:
+    tests/fuse/renumbering_passthrough.cc (it numbers inodes in lookup order, as sshfs does)
+    mounted over `slow` at `point`, in the foreground; stop() (or the context manager) unmounts it."""
+    name = "the renumbering passthrough"
+
+    def __init__(self, slow, point):
+        super().__init__([os.environ["RENUMBERING_PASSTHROUGH"], slow, point, "-f", "-o", "allow_other"], point)
