@@ -293,6 +293,16 @@ def write_memory_plot(sizes, out):
     print(f"run.py: wrote {data} and {png}", file=sys.stderr)
 
 
+def write_report(usable, sizes, args):
+    """The tables into args.out and on stdout, and the memory plot beside them."""
+    text = report(usable, sizes, args)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+    if sizes:
+        write_memory_plot(sizes, args.out)
+
+
 def report(usable, sizes, args):
     when = getattr(args, "run_date", "") or time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     lines = [f"# Hot restart (bench/restart/run.py, {when})", "",
@@ -334,12 +344,7 @@ def rerender(args):
     args.load_before = args.load_before or "(not recorded)"
     global load_average
     load_average = lambda: args.load_after or "(not recorded)"  # noqa: E731
-    text = report(usable, sizes, args)
-    with open(args.out, "w") as f:
-        f.write(text)
-    print(text)
-    if sizes:
-        write_memory_plot(sizes, args.out)
+    write_report(usable, sizes, args)
 
 
 def main():
@@ -382,12 +387,7 @@ def main():
     finally:
         shutil.rmtree(backing_top, ignore_errors=True)
         shutil.rmtree(cache_top, ignore_errors=True)
-    text = report(usable, sizes, args)
-    with open(args.out, "w") as f:
-        f.write(text)
-    print(text)
-    if sizes:
-        write_memory_plot(sizes, args.out)
+    write_report(usable, sizes, args)
 
 
 if __name__ == "__main__":
