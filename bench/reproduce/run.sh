@@ -4,23 +4,27 @@
 # bench/reproduce/results/ (JSON per workload, comparison and seed; summary.md; .dat files and
 # PNGs); bench/reproduce/README.md discusses a run of it.
 #
-#   bench/reproduce/run.sh [--quick] [--seeds 1,2,3] [--jobs N]
+#   bench/reproduce/run.sh [--quick] [--seeds 1,2,3] [--jobs N] [--resume]
 #
 # A seed is the run's --seed: it seeds the aging writes (for the traces, the only random part)
 # and the synthetic workloads' generator. --quick runs one RAM size per workload (a smoke
-# test); --jobs runs that many simulations side by side (default: the number of cores).
+# test); --jobs runs that many simulations side by side (default: the number of cores);
+# --resume keeps the results of an interrupted run and runs only the points without a complete
+# JSON document (the tables and plots are made afresh from all of them).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../../scripts/setup.sh"
 quick=0
 seeds="1,2,3"
 jobs=$(nproc)
+resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --seeds) seeds="$2"; shift ;;
     --jobs) jobs="$2"; shift ;;
-    *) echo "usage: $0 [--quick] [--seeds 1,2,3] [--jobs N]" >&2; exit 2 ;;
+    --resume) resume=1 ;;
+    *) echo "usage: $0 [--quick] [--seeds 1,2,3] [--jobs N] [--resume]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -31,7 +35,8 @@ sim="$FLASHDIR_ROOT/build/sim/flashdir-sim"
 traces="$FLASHDIR_ROOT/bench/traces"
 out="$here/results"
 mkdir -p "$out"
-rm -f "$out"/*.json "$out"/*.dat "$out"/*.png "$out"/*.log
+[ $resume -eq 1 ] || rm -f "$out"/*.json
+rm -f "$out"/*.dat "$out"/*.png "$out"/*.log
 
 # name -> input arguments. Synthetic workloads are sized like the traces' touched footprints;
 # they name no seed, so the run's --seed generates them.
@@ -58,6 +63,9 @@ running=0
 run() {
   local output="$1"
   shift
+  if [ $resume -eq 1 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$output" 2>/dev/null; then
+    return 0
+  fi
   while [ "$running" -ge "$jobs" ]; do
     wait -n || failed=1
     running=$((running - 1))
