@@ -95,6 +95,19 @@ void write_amplification(std::string& out, const Json& s) {
   line(out, "Write amplification", value);
 }
 
+// The simulated SSD's FTL: what runs, and the counters of its mapping scheme and RAM policy.
+void device(std::string& out, const Json& s) {
+  line(out, "Device FTL",
+       fmt::format("{} mapping, {} GC, {} device RAM of {} (mapping {}, write buffer {})", text(s, "ftl", "mapping_scheme"),
+                   text(s, "ftl", "gc_policy"), text(s, "ftl", "ram_policy"), bytes(count(s, "ftl", "ram_budget_bytes")),
+                   bytes(count(s, "ftl", "ram_mapping_bytes")), bytes(count(s, "ftl", "ram_buffer_bytes"))));
+  line(out, "  mapping",
+       fmt::format("{} hits; CBMT {} of {} lookups; conversions to block {}, to page {}; APS repartitions {}",
+                   percent(count(s, "ftl", "mapping_hits"), count(s, "ftl", "mapping_lookups")),
+                   count(s, "ftl", "cbmt_hits"), count(s, "ftl", "cbmt_lookups"), count(s, "ftl", "conversions_to_block"),
+                   count(s, "ftl", "conversions_to_page"), count(s, "ftl", "aps_repartitions")));
+}
+
 void restart(std::string& out, const Json& s) {
   const std::uint64_t usable = count(s, "cache", "restart_usable_slots");
   const double took = number(s, "cache", "restart_seconds");
@@ -150,6 +163,7 @@ std::string summary(const std::string& mount, const Json& s) {
   if (s.contains("ftl")) {
     fill(out, s);
     write_amplification(out, s);
+    device(out, s);
     restart(out, s);
   }
   consistency(out, s);

@@ -375,7 +375,7 @@ std::vector<StatsSection> EngineFileData::stats() const {
     StatsSection losses{"restart_losses", {}};
     for (std::size_t i = 0; i < stats.restart.losses.size(); ++i)
       losses.rows.emplace_back(std::to_string(i + 1), stats.restart.losses[i]);
-    sections = {section, identity, losses, ftl_stats_section(cache.engine().ftl_stats())};
+    sections = {section, identity, losses, ftl_stats_section(cache.engine().ftl_stats(), cache.ftl().options())};
   });
   StatsSection health = supervisor_.stats();
   health.rows.emplace_back("opens_while_stopped", opens_while_stopped_.load());

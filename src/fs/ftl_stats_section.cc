@@ -1,10 +1,17 @@
 #include "fs/ftl_stats_section.h"
 
+#include <string>
+
 namespace flashdir::fs {
 
-StatsSection ftl_stats_section(const FtlStats& s) {
+StatsSection ftl_stats_section(const FtlStats& s, const FtlOptions& options) {
   return StatsSection{"ftl",
                       {
+                          // What runs (mkfs.flashdir --mapping, --gc, --ram-policy; -o ram_policy=).
+                          {"mapping_scheme", std::string(format::mapping_scheme_name(options.mapping))},
+                          {"gc_policy", std::string(format::gc_policy_name(options.gc))},
+                          {"ram_policy", ram_policy_label(options.ram)},
+                          {"consolidation", std::string(consolidation_mode_name(options.cftl.consolidation))},
                           {"host_read_pages", s.read_pages},
                           {"host_write_pages", s.write_pages},
                           {"host_trim_pages", s.trim_pages},
@@ -33,6 +40,20 @@ StatsSection ftl_stats_section(const FtlStats& s) {
                           {"translation_page_reads_gc", s.gc_translation_page_reads},
                           {"translation_page_writes_host", s.translation_page_writes - s.gc_translation_page_writes},
                           {"translation_page_writes_gc", s.gc_translation_page_writes},
+                          // CFTL: the CBMT (block-mapped logical blocks) and the conversions between
+                          // page and block mapping; 0 under dftl and page.
+                          {"cbmt_lookups", s.cbmt_lookups},
+                          {"cbmt_hits", s.cbmt_hits},
+                          {"cbmt_hit_ratio", FtlStats::ratio(s.cbmt_hits, s.cbmt_lookups)},
+                          {"conversions_to_block", s.conversions_to_block},
+                          {"conversions_to_page", s.conversions_to_page},
+                          {"consolidation_copies", s.consolidation_copies},
+                          // The device RAM's write buffer and APS's moves of the split (0 under
+                          // tree and static).
+                          {"buffer_write_lookups", s.buffer_write_lookups},
+                          {"buffer_write_hits", s.buffer_write_hits},
+                          {"evicted_data_pages", s.evicted_data_pages},
+                          {"aps_repartitions", s.aps_repartitions},
                           {"checkpoints", s.checkpoints},
                           {"free_blocks", s.free_blocks},
                           {"logical_pages", s.logical_pages},

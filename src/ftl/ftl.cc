@@ -79,28 +79,28 @@ Result<std::unique_ptr<ftl::FtlCore>> make_core(NandChip& chip, SimClock& clock,
 
 }  // namespace
 
-Ftl::Ftl(std::unique_ptr<ftl::FtlCore> core) : core_(std::move(core)) {}
+Ftl::Ftl(std::unique_ptr<ftl::FtlCore> core, const FtlOptions& options) : core_(std::move(core)), options_(options) {}
 Ftl::~Ftl() = default;
 
 Result<std::unique_ptr<Ftl>> Ftl::format(NandChip& chip, SimClock& clock, const FtlOptions& options) {
   auto core = make_core(chip, clock, options);
   if (!core.is_ok()) return core.status();
   FLASHDIR_TRY((*core)->format());
-  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value(), options));
 }
 
 Result<std::unique_ptr<Ftl>> Ftl::open(NandChip& chip, SimClock& clock, const FtlOptions& options) {
   auto core = make_core(chip, clock, options);
   if (!core.is_ok()) return core.status();
   FLASHDIR_TRY((*core)->open());
-  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value(), options));
 }
 
 Result<std::unique_ptr<Ftl>> Ftl::rebuild(NandChip& chip, SimClock& clock, const FtlOptions& options) {
   auto core = make_core(chip, clock, options);
   if (!core.is_ok()) return core.status();
   FLASHDIR_TRY((*core)->rebuild_from_scan());
-  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value()));
+  return std::unique_ptr<Ftl>(new Ftl(std::move(core).value(), options));
 }
 
 Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille) {

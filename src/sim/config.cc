@@ -388,7 +388,7 @@ const std::array<KeyEntry, 27> kKeys = {{
     {{"aps-interval", "REQUESTS", "APS: requests between repartitions", false},
      set_aps_interval,
      [](const SimConfig& c) { return std::to_string(c.ram.aps_interval_requests); }},
-    {{"aps-tune-unit", "SIZE", "APS: bytes moved per unit of benefit ratio; 0 = one mapping entry (the paper)", false},
+    {{"aps-tune-unit", "SIZE", "APS: the smallest step of the split; 0 = 1/256 of the RAM, at least one mapping entry", false},
      set_aps_tune_unit,
      [](const SimConfig& c) { return size_text(c.ram.aps_tune_unit_bytes); }},
     {{"relocation-log", "on|off",

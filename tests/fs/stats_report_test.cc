@@ -55,7 +55,16 @@ TEST_CASE("the ftl section shows the FTL's counters, wear and RAM split") {
   ftl.gc_translation_page_reads = 5;
   ftl.translation_page_writes = 6;
   ftl.gc_translation_page_writes = 4;
-  const StatsSection device = ftl_stats_section(ftl);
+  ftl.cbmt_lookups = 8;
+  ftl.cbmt_hits = 2;
+  ftl.conversions_to_block = 3;
+  ftl.aps_repartitions = 11;
+  FtlOptions options;
+  options.mapping = format::MappingScheme::cftl;
+  options.gc = format::GcPolicy::greedy;
+  options.ram.policy = format::RamPolicy::static_split;
+  options.ram.static_mapping_percent = 30;
+  const StatsSection device = ftl_stats_section(ftl, options);
   CHECK(device.name == "ftl");
   auto value = [&](const std::string& name) {
     for (const auto& [row, v] : device.rows)
@@ -77,4 +86,13 @@ TEST_CASE("the ftl section shows the FTL's counters, wear and RAM split") {
   CHECK(std::get<std::uint64_t>(value("translation_page_reads_gc")) == 5);
   CHECK(std::get<std::uint64_t>(value("translation_page_writes_host")) == 2);
   CHECK(std::get<std::uint64_t>(value("translation_page_writes_gc")) == 4);
+  // What runs, and the counters of CFTL and APS.
+  CHECK(std::get<std::string>(value("mapping_scheme")) == "cftl");
+  CHECK(std::get<std::string>(value("gc_policy")) == "greedy");
+  CHECK(std::get<std::string>(value("ram_policy")) == "static:30");
+  CHECK(std::get<std::string>(value("consolidation")) == "gc");
+  CHECK(std::get<std::uint64_t>(value("cbmt_hits")) == 2);
+  CHECK(std::get<double>(value("cbmt_hit_ratio")) == Approx(0.25));
+  CHECK(std::get<std::uint64_t>(value("conversions_to_block")) == 3);
+  CHECK(std::get<std::uint64_t>(value("aps_repartitions")) == 11);
 }

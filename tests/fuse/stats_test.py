@@ -72,7 +72,7 @@ def summary_agrees_with_json(check, top):
                     "the active sequential cutoffs are shown")
         check.check(re.search(r"^Cache fill\s+2(\.\d)? MiB of \d+(\.\d)? MiB \(\d+\.\d%\)$", out, re.M) is not None,
                     "the fill is in MiB and %")
-        for label in ("  dirty", "Bypassed the cache", "Write amplification", "Restart", "Consistency", "Cache state"):
+        for label in ("  dirty", "Bypassed the cache", "Write amplification", "Device FTL", "Restart", "Consistency", "Cache state"):
             check.check(re.search(rf"^{label}\s+\S", out, re.M) is not None, f"the summary has a line '{label}'")
         check.check("counters since the mount" in out, "the summary says the counters run since the mount")
         check.check(not re.search(r"_pages|_ns\b", out), "the summary shows no raw counter names")

@@ -117,6 +117,10 @@ class Ftl {
   Status close();
 
   FtlStats stats() const;
+  // The options this FTL was handed by format(), open() or rebuild(): its mapping scheme, GC
+  // policy and device RAM policy (the stats file names them). Fixed for its life, so safe to
+  // read from any thread.
+  const FtlOptions& options() const { return options_; }
   // How the device RAM is split right now (cheap, unlike stats()).
   struct RamSplit {
     std::uint64_t budget_bytes = 0;
@@ -134,8 +138,9 @@ class Ftl {
   ftl::FtlCore& core() { return *core_; }  // internals, for tests and fsck
 
  private:
-  explicit Ftl(std::unique_ptr<ftl::FtlCore> core);
+  Ftl(std::unique_ptr<ftl::FtlCore> core, const FtlOptions& options);
   std::unique_ptr<ftl::FtlCore> core_;
+  FtlOptions options_;
 };
 
 }  // namespace flashdir

@@ -48,7 +48,7 @@ struct RamOptions {
   std::uint64_t budget_bytes = 64 << 10;
   std::uint8_t static_mapping_percent = 50;     // static: share of the budget for mapping
   std::uint64_t aps_interval_requests = 1000;   // aps: requests between repartitions
-  std::uint64_t aps_tune_unit_bytes = 0;        // aps: bytes moved per unit of benefit ratio; 0: one mapping entry
+  std::uint64_t aps_tune_unit_bytes = 0;        // aps: the smallest step of the split; 0: 1/256 of the RAM (at least an entry)
   std::uint32_t ram_page_op_ns = 2000;          // time of one page moved into or out of RAM (the papers' 2 us)
   // tree: GC's moves into uncached translation pages wait in a relocation log instead of
   // loading each page (doc/ram.md "GC's mapping updates"). Off by default: under Dual Greedy

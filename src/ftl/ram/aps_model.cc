@@ -1,6 +1,7 @@
 #include "aps_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace flashdir::ram {
@@ -11,7 +12,7 @@ double per_byte(double profit, std::uint64_t bytes) { return bytes == 0 ? 0.0 : 
 }  // namespace
 
 ApsDecision aps_decide(const ApsGhostHits& hits, const ApsCosts& costs, std::uint64_t ghost_buffer_bytes,
-                       std::uint64_t ghost_mapping_bytes, std::uint64_t tune_unit_bytes, double max_ratio) {
+                       std::uint64_t ghost_mapping_bytes) {
   const double Tr = costs.read_ns;
   const double Tw = costs.program_ns;
   const double Fb = std::max(costs.batch_factor, 1.0);
@@ -30,13 +31,28 @@ ApsDecision aps_decide(const ApsGhostHits& hits, const ApsCosts& costs, std::uin
                     static_cast<double>(hits.buffer_writes) * pf_write_buffer;
   d.benefit_mapping = per_byte(d.profit_mapping, ghost_mapping_bytes);
   d.benefit_buffer = per_byte(d.profit_buffer, ghost_buffer_bytes);
-  if (d.benefit_buffer == d.benefit_mapping) return d;
-  const double high = std::max(d.benefit_buffer, d.benefit_mapping);
-  const double low = std::min(d.benefit_buffer, d.benefit_mapping);
-  const double ratio = low <= 0 ? max_ratio : std::min(high / low, max_ratio);
-  const auto move = static_cast<std::int64_t>(std::llround(static_cast<double>(tune_unit_bytes) * ratio));
-  d.to_mapping_bytes = d.benefit_mapping > d.benefit_buffer ? move : -move;
   return d;
+}
+
+ApsStepController::ApsStepController(std::uint64_t min_step_bytes, std::uint64_t initial_step_bytes,
+                                     std::uint64_t max_step_bytes)
+    : min_step_bytes_(static_cast<double>(std::max<std::uint64_t>(min_step_bytes, 1))),
+      max_step_bytes_(std::max(static_cast<double>(max_step_bytes), min_step_bytes_)),
+      step_bytes_(std::clamp(static_cast<double>(initial_step_bytes), min_step_bytes_, max_step_bytes_)) {}
+
+ApsStepController::Step ApsStepController::next(const ApsDecision& d, std::uint64_t ghost_hits) {
+  if (ghost_hits < kMinGhostHits) return {};
+  const double sum = d.benefit_buffer + d.benefit_mapping;
+  if (!(sum > 0) || std::abs(d.benefit_mapping - d.benefit_buffer) < kDeadBand * sum) return {true, 0};
+  const int direction = d.benefit_mapping > d.benefit_buffer ? 1 : -1;
+  run_ = direction == last_direction_ ? run_ + 1 : 1;
+  if (last_direction_ != 0 && direction != last_direction_) {
+    step_bytes_ = std::max(step_bytes_ * kShrink, min_step_bytes_);
+  } else if (run_ >= kRunToGrow) {
+    step_bytes_ = std::min(step_bytes_ * kGrowth, max_step_bytes_);
+  }
+  last_direction_ = direction;
+  return {true, direction * static_cast<std::int64_t>(std::llround(step_bytes_))};
 }
 
 }  // namespace flashdir::ram

@@ -1,7 +1,7 @@
 // The partitioned policies: a mapping cache and an LRU write buffer with a fixed (static:P,
 // the JTL-like baseline) or adaptive (APS) split of the budget. APS keeps two ghost caches
 // and, every interval, moves RAM towards the partition whose ghost earned more per byte
-// (aps_model.h); both start at half the budget.
+// (aps_model.h) by the step its controller sets; both start at half the budget.
 #include <algorithm>
 #include <cassert>
 #include <memory>
@@ -17,8 +17,8 @@
 namespace flashdir::ram {
 namespace {
 
-constexpr double kMaxBenefitRatio = 1024;  // a partition with no ghost benefit caps the move
 constexpr std::uint64_t kGhostIdBytes = 8;  // an LPN in the ghost buffer
+constexpr std::uint64_t kGhostWindowDivisor = 4;  // each ghost represents at most usable / 4 beyond its partition
 
 // What APS measures between repartitions.
 struct ApsInterval {
@@ -48,8 +48,15 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     // then means "no write buffer" for every scheme alike.
     const std::uint64_t mapping_share =
         options.ram.policy == format::RamPolicy::aps ? 50 : options.ram.static_mapping_percent;
+    ghost_window_bytes_ = usable / kGhostWindowDivisor;
     set_split(usable * mapping_share / 100, usable);
-    if (adaptive_) mapping_->set_observer(this);
+    if (adaptive_) {
+      mapping_->set_observer(this);
+      // The smallest step: the tune unit, or 1/256 of the partitioned RAM (at least an entry).
+      const std::uint64_t min_step =
+          options.ram.aps_tune_unit_bytes != 0 ? options.ram.aps_tune_unit_bytes : std::max<std::uint64_t>(usable / 256, entry_bytes_);
+      controller_ = ApsStepController(min_step, usable / 32, usable / 8);
+    }
   }
 
   // ---- Translation: the mapping scheme's.
@@ -76,7 +83,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
       ++stats_.buffer_read_hits;
       return page;
     }
-    if (adaptive_ && ghost_buffer_.contains(lpn)) ++interval_.ghost_hits.buffer_reads;
+    if (adaptive_ && buffer_full() && ghost_buffer_.contains(lpn)) ++interval_.ghost_hits.buffer_reads;
     return nullptr;
   }
 
@@ -87,7 +94,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     if (replaced) {
       ++stats_.buffer_write_hits;
     } else if (adaptive_ && ghost_buffer_.contains(lpn)) {
-      ++interval_.ghost_hits.buffer_writes;
+      if (buffer_full()) ++interval_.ghost_hits.buffer_writes;
       ghost_buffer_.erase(lpn);  // it is in the real buffer again
     }
     return replaced;
@@ -102,6 +109,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     while (buffer_.pages() * page_bytes_ > buffer_limit_) {
       auto page = buffer_.pop_lru();
       if (adaptive_) ghost_buffer_.insert(page->lpn);
+      buffer_evicted_since_growth_ = true;
       ++stats_.evicted_data_pages;
       victims.push_back(std::move(*page));
     }
@@ -147,22 +155,40 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     ++(read ? interval_.mapping_reads : interval_.mapping_writes);
     if (hit) return;
     ++(read ? interval_.mapping_read_misses : interval_.mapping_write_misses);
-    if (ghost_mapping_.contains(lpn)) ++(read ? interval_.ghost_hits.mapping_reads : interval_.ghost_hits.mapping_writes);
+    if (mapping_full() && ghost_mapping_.contains(lpn))
+      ++(read ? interval_.ghost_hits.mapping_reads : interval_.ghost_hits.mapping_writes);
   }
+
+  // A ghost hit counts only once its partition is full again, i.e. has evicted since it last
+  // grew: one with room left (still warming up) would have taken the page or entry anyway, so
+  // the hit says nothing about more room, and counting it made the split overshoot (doc/ram.md
+  // "The step"). Eviction, not bytes used, tells "full": CFTL keeps part of its share for the CBMT.
+  bool buffer_full() const { return buffer_evicted_since_growth_; }
+  bool mapping_full() const { return mapping_evicted_since_growth_; }
   void evicted(Lpn first, std::uint32_t length) override {
+    mapping_evicted_since_growth_ = true;
     for (std::uint32_t i = 0; i < length; ++i) ghost_mapping_.insert(first + i);
   }
   void wrote_back(std::uint64_t entries) override { batch_.add(static_cast<double>(entries)); }
 
-  // Mapping gets `mapping_bytes` of `usable`; the ghosts represent what each partition lacks.
+  // Mapping gets `mapping_bytes` of `usable`; each ghost represents what its partition lacks,
+  // up to the same window beyond it (doc/ram.md "The step": the paper's ghosts, as large as
+  // all a partition lacks, make the larger partition's ghost the smaller one and its hits the
+  // dearer per byte, which held the split at either end).
   void set_split(std::uint64_t mapping_bytes, std::uint64_t usable) {
     usable_ = usable;
+    const std::uint64_t mapping_before = mapping_limit_, buffer_before = buffer_limit_;
     mapping_limit_ = std::min(mapping_bytes, usable);
     buffer_limit_ = usable - mapping_limit_;
+    if (mapping_limit_ > mapping_before) mapping_evicted_since_growth_ = false;
+    if (buffer_limit_ > buffer_before) buffer_evicted_since_growth_ = false;
     mapping_->set_capacity_bytes(mapping_limit_);
     if (adaptive_) {
-      ghost_mapping_.set_capacity((options_.budget_bytes - std::min(options_.budget_bytes, mapping_limit_)) / entry_bytes_);
-      ghost_buffer_.set_capacity((options_.budget_bytes - std::min(options_.budget_bytes, buffer_limit_)) / page_bytes_);
+      const auto lacks = [&](std::uint64_t has) {
+        return std::min(options_.budget_bytes - std::min(options_.budget_bytes, has), ghost_window_bytes_);
+      };
+      ghost_mapping_.set_capacity(lacks(mapping_limit_) / entry_bytes_);
+      ghost_buffer_.set_capacity(lacks(buffer_limit_) / page_bytes_);
     }
   }
 
@@ -176,13 +202,14 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
     costs.batch_factor = batch_.value(1);
     costs.read_miss_ratio = FtlStats::ratio(interval_.mapping_read_misses, interval_.mapping_reads);
     costs.write_miss_ratio = FtlStats::ratio(interval_.mapping_write_misses, interval_.mapping_writes);
-    const std::uint64_t tune = options_.aps_tune_unit_bytes != 0 ? options_.aps_tune_unit_bytes : entry_bytes_;
     const ApsDecision d = aps_decide(interval_.ghost_hits, costs, ghost_buffer_.size() * page_bytes_,
-                                     ghost_mapping_.size() * entry_bytes_, tune, kMaxBenefitRatio);
+                                     ghost_mapping_.size() * entry_bytes_);
+    const ApsStepController::Step step = controller_.next(d, interval_.ghost_hits.total());
+    if (!step.decided) return;  // too few ghost hits to tell: keep counting into this interval
     // Keep at least a page for data and an entry for mapping.
     const auto lowest = static_cast<std::int64_t>(std::min<std::uint64_t>(entry_bytes_, usable_));
     const auto highest = static_cast<std::int64_t>(usable_ > page_bytes_ ? usable_ - page_bytes_ : lowest);
-    const std::int64_t target = std::clamp(static_cast<std::int64_t>(mapping_limit_) + d.to_mapping_bytes, lowest,
+    const std::int64_t target = std::clamp(static_cast<std::int64_t>(mapping_limit_) + step.to_mapping_bytes, lowest,
                                            std::max(lowest, highest));
     if (static_cast<std::uint64_t>(target) != mapping_limit_) ++stats_.aps_repartitions;
     set_split(static_cast<std::uint64_t>(target), usable_);
@@ -203,9 +230,13 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
   std::uint64_t mapping_limit_ = 0;
   std::uint64_t buffer_limit_ = 0;
   std::uint64_t ghost_reserve_ = 0;
+  std::uint64_t ghost_window_bytes_ = 0;  // the most each ghost represents
+  bool mapping_evicted_since_growth_ = false;
+  bool buffer_evicted_since_growth_ = false;
   GhostBuffer ghost_buffer_;
   GhostBitmap ghost_mapping_;
   ApsInterval interval_;
+  ApsStepController controller_{1, 1, 1};  // set in the constructor under aps
   Average translation_gc_, data_gc_, batch_;
   std::uint64_t requests_ = 0;
 };
