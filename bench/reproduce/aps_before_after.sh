@@ -17,13 +17,7 @@ new="$2"
 traces="$here/../traces"
 out="$here/results/aps-before-after"
 mkdir -p "$out"
-declare -A inputs=(
-  [financial1]="$traces/financial1-head.ascii"
-  [tpcc]="$traces/tpcc-small.trace"
-  [wsrch]="$traces/wsrch-small.trace"
-  [zipf-write]="--synthetic zipf:0.99,read=0.3,ws=64M,count=200000"
-  [uniform-read]="--synthetic uniform,read=0.9,ws=64M,count=200000"
-)
+source "$here/workloads.sh"  # inputs: name -> flashdir-sim input arguments
 # 1/32 and 1/4 of the touched footprint, as in run.sh.
 declare -A rams=(
   [financial1]=896K,7168K [tpcc]=2528K,20224K [wsrch]=11616K,92928K [zipf-write]=1824K,14592K

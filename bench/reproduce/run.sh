@@ -38,15 +38,7 @@ mkdir -p "$out"
 [ $resume -eq 1 ] || rm -f "$out"/*.json
 rm -f "$out"/*.dat "$out"/*.png "$out"/*.log
 
-# name -> input arguments. Synthetic workloads are sized like the traces' touched footprints;
-# they name no seed, so the run's --seed generates them.
-declare -A inputs=(
-  [financial1]="$traces/financial1-head.ascii"
-  [tpcc]="$traces/tpcc-small.trace"
-  [wsrch]="$traces/wsrch-small.trace"
-  [zipf-write]="--synthetic zipf:0.99,read=0.3,ws=64M,count=200000"
-  [uniform-read]="--synthetic uniform,read=0.9,ws=64M,count=200000"
-)
+source "$here/workloads.sh"  # inputs: name -> flashdir-sim input arguments
 names=(financial1 tpcc wsrch zipf-write uniform-read)
 
 # Touched footprint in MiB (from a summary-only run, seed 1), for scaling the RAM sizes.
