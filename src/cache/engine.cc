@@ -114,6 +114,7 @@ Status Engine::unlinked(std::string_view relative_path) { return core_->unlinked
 Status Engine::fsync(FileHandle file) { return core_->fsync(file); }
 Status Engine::write_back(FileHandle file) { return core_->write_back(file, true); }
 Status Engine::write_back_keeping_error(FileHandle file) { return core_->write_back(file, false); }
+Status Engine::bypass(FileHandle file) { return core_->bypass(file); }
 Status Engine::write_back_at_close(FileHandle file) { return core_->write_back_at_close(file); }
 Status Engine::write_back_closed(std::string_view relative_path, const BackingAttributes& attributes) {
   return core_->write_back_closed(relative_path, attributes);

@@ -331,6 +331,11 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     file.own_writes_unseen = true;
     file.touched_since_open = true;
   }
+  if (file.bypassed) {
+    // Written around the engine too: the cache answers for none of it.
+    FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
+    return data.size();
+  }
   const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
                      file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;
 
@@ -430,6 +435,18 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   FLASHDIR_TRY(note_own_change(file, backing));
   file.size_bytes = file.expected.size_bytes;
   return Status::ok();
+}
+
+Status EngineCore::bypass(FileHandle handle) {
+  auto open = handle_of(handle);
+  if (!open.is_ok()) return open.status();
+  FileState& file = *(*open)->file;
+  // The exclusive file lock waits out the reads that may be filling pages from the backing file.
+  std::unique_lock file_lock(file.lock);
+  file.bypassed = true;
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  return drop_clean_pages(file.file_id);
 }
 
 Status EngineCore::fsync(FileHandle handle) {

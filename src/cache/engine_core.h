@@ -63,6 +63,7 @@ class EngineCore {
   Result<std::size_t> append(FileHandle handle, ConstByteSpan data);
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
   Status fallocate(FileHandle handle, int mode, std::uint64_t offset, std::uint64_t length);
+  Status bypass(FileHandle handle);
   Status fsync(FileHandle handle);
   Status write_back(FileHandle handle, bool take_error);
   Status write_back_at_close(FileHandle handle);

@@ -88,6 +88,10 @@ struct FileState {
   // their times unknown until the next stat, which takes them as the engine's own if the rest
   // is as the engine left it. Guarded by backing_mutex.
   bool own_writes_unseen = false;
+  // The caller writes to the backing file around the engine through some of this file's opens
+  // (Engine::bypass): its times then prove nothing, and the file counts as changed behind the
+  // engine, and takes no page into the cache, until its last release.
+  std::atomic<bool> bypassed{false};
   // Whether the engine changed the backing file, or stat'ed it, since the open that validated it
   // against the catalog: until then the catalog's record is `expected`, and a last release that
   // finds the file as expected records nothing. Guarded by backing_mutex.
@@ -96,6 +100,7 @@ struct FileState {
   // own last change. Its own writes not seen yet by a stat may have moved the times (to any
   // value) and leave the size the engine made. Backing_mutex held.
   bool changed_behind(const BackingAttributes& now) const {
+    if (bypassed) return true;
     if (!own_writes_unseen) return !now.same_file_and_contents(expected);
     BackingAttributes own = expected;
     own.size_bytes = size_bytes.load();

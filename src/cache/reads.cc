@@ -19,8 +19,8 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   const std::uint64_t size = file.size_bytes.load();
   if (offset >= size || out.empty()) return std::size_t{0};
   const std::uint64_t end = std::min<std::uint64_t>(size, offset + out.size());
-  const bool admit = options_.read_sequential_cutoff_bytes == 0 ||
-                     file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes;
+  const bool admit = !file.bypassed && (options_.read_sequential_cutoff_bytes == 0 ||
+                                        file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes);
   const std::uint64_t first_page = offset / page_size_;
   const std::uint64_t last_page = (end - 1) / page_size_;
   const std::uint64_t eof_page = (size - 1) / page_size_;

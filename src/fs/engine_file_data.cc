@@ -1,4 +1,3 @@
-#include "fs/backing_stat.h"
 #include "fs/engine_file_data.h"
 
 #include <fcntl.h>
@@ -13,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "fs/backing_stat.h"
+#include "fs/descriptor_path.h"
 #include "fs/ftl_stats_section.h"
 #include "fs/passthrough_file_data.h"
 
@@ -99,6 +100,9 @@ class EngineOpenFile final : public OpenFile {
   SysResult<bool> write_back_keeping_error() override { return engine_write_back(&cache::Engine::write_back_keeping_error); }
   SysResult<bool> prepare_pass_through() override {
     std::lock_guard lock(switch_mutex_);
+    // The engine stops answering for the file before any write goes around it (a stopped
+    // engine answers for nothing).
+    if (Status s = engine().bypass(handle_); !s.is_ok() && !engine().stopped()) return errno_for(s);
     return prepare_locked();
   }
   void pass_through() override { direct_.store(direct_owner_.get(), std::memory_order_release); }
@@ -192,7 +196,7 @@ class EngineOpenFile final : public OpenFile {
 // `flags`: the caller's descriptor's (F_GETFL); `read_only`: the caller can neither write nor
 // truncate the file. Returns the descriptor, or -1 with errno set.
 int engine_descriptor(int caller_fd, int flags, bool read_only) {
-  const std::string path = "/proc/self/fd/" + std::to_string(caller_fd);
+  const std::string path = proc_path(caller_fd);
   const int kept = (flags & (O_SYNC | O_DSYNC)) | O_CLOEXEC;
   const int access = flags & O_ACCMODE;
   auto reopen = [&](int mode) {
@@ -299,8 +303,7 @@ SysResult<bool> EngineFileData::cut_power() {
 
 SysResult<bool> EngineFileData::truncate_unopened(int path_fd, const std::string& relative_path,
                                                    std::uint64_t size_bytes) {
-  const std::string proc_path = "/proc/self/fd/" + std::to_string(path_fd);
-  UniqueFd fd(::open(proc_path.c_str(), O_WRONLY | O_CLOEXEC));
+  UniqueFd fd(::open(proc_path(path_fd).c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) return last_errno();
   auto attributes = statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME);
   if (!attributes.is_ok()) return Errno{attributes.error()};

@@ -65,8 +65,9 @@ class OpenFile {
   // caller holds the inode's data lock alone and calls, for every open of the inode, each step
   // before the next: write_back_keeping_error() brings the backing file up to date without
   // taking an error a deferred write-back kept for the file's writer; prepare_pass_through()
-  // gets what passing through needs (it may fail, and changes nothing); pass_through() switches
-  // and cannot fail. So a failure leaves every open on the path it had.
+  // gets what passing through needs and has the cache stop answering for the file (it may
+  // fail; the cache then merely caches the file no more until its last release);
+  // pass_through() switches and cannot fail. So a failure leaves every open on the path it had.
   virtual SysResult<bool> write_back_keeping_error() { return true; }
   virtual SysResult<bool> prepare_pass_through() { return true; }
   virtual void pass_through() {}

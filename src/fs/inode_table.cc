@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fs/descriptor_path.h"
+
 namespace flashdir::fs {
 namespace {
 
@@ -58,9 +60,17 @@ Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
   if (inserted) it->second = std::make_unique<Inode>(st.st_dev, st.st_ino, st.st_mode & S_IFMT);
   Inode& inode = *it->second;
   ++inode.lookups_;
-  // The fresh descriptor replaces any older one: if the old object was deleted and its inode
-  // number reused, only the new descriptor names what the kernel just looked up.
-  if (inode.fd_ != nullptr) drop_fd_locked(inode);
+  // A live descriptor holds its object, so no other object can have its (dev, ino): it stays,
+  // unless the name it came by has been removed since (a hard link, renamed over or unlinked).
+  // Calls that need a name of the object (link, the engine's path) use the descriptor's, so
+  // the name just looked up replaces a removed one.
+  if (inode.fd_ != nullptr) {
+    if (descriptor_path(inode.fd_->get())) {
+      if (!inode.pinned_) lru_.splice(lru_.begin(), lru_, inode.lru_position_);
+      return inode;
+    }
+    drop_fd_locked(inode);
+  }
   inode.handle_.clear();
   install_fd_locked(inode, std::make_shared<const UniqueFd>(std::move(fd)));
   return inode;

@@ -55,6 +55,12 @@ class Inode {
   // others, as POSIX asks and the backing file system does not promise (Linux lets a pread see
   // half of a concurrent pwrite): reads share it, changes hold it alone.
   std::shared_mutex& data_lock() { return data_lock_; }
+  // Held by an open from the stat that chooses its data path (the engine, or straight to the
+  // backing file) until the inode knows the open, and by link(2) while it gives the file a
+  // second name: two opens choosing at once, or an open and a link, would each miss the other
+  // and leave one open serving cached pages the other's direct writes made stale
+  // (doc/daemon.md "One data path per inode"). Taken before data_lock.
+  std::mutex& data_path_choice() { return data_path_choice_; }
 
   void note_attributes(const struct stat& st) {
     if (capability_known_absent() && capability_ctime_ns_.load(std::memory_order_relaxed) != ctime_ns(st))
@@ -115,6 +121,7 @@ class Inode {
     return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   }
   std::shared_mutex data_lock_;
+  std::mutex data_path_choice_;
   std::mutex open_files_mutex_;
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
   FileVersion last_open_version_;      // guarded by open_files_mutex_; ino 0: never opened
@@ -144,7 +151,8 @@ class InodeTable {
   int root_fd() const { return root_fd_->get(); }
 
   // Records one more kernel lookup of the object `fd` (O_PATH, from openat of its name)
-  // refers to; `st` is its fstat. Returns the inode, created on first sight.
+  // refers to; `st` is its fstat. Returns the inode, created on first sight. `fd` becomes the
+  // inode's descriptor unless it has one whose name is still there.
   Inode& remember(UniqueFd fd, const struct stat& st);
   // One more lookup of an inode the caller already holds (link(2) returns an existing inode).
   void add_lookup(Inode& inode);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 
 #include "flashdir/size.h"
 
@@ -61,18 +60,15 @@ void reply_error(fuse_req_t req, int error) {
   fuse_reply_err(req, error);
 }
 
-std::string proc_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
-
 mode_t creation_mode(int parent_fd, mode_t mode, mode_t umask) {
   const bool default_acl = ::getxattr(proc_path(parent_fd).c_str(), "system.posix_acl_default", nullptr, 0) > 0;
   return default_acl ? mode : mode & ~umask;
 }
 
 std::string relative_path_of(const MountContext& context, int fd) {
-  char target[PATH_MAX];
-  const ssize_t n = ::readlink(proc_path(fd).c_str(), target, sizeof target);
-  if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};
-  const std::string path(target, static_cast<std::size_t>(n));
+  const std::optional<std::string> named = descriptor_path(fd);
+  if (!named) return {};
+  const std::string& path = *named;
   const std::string root = context.backing_root.string();
   if (path == root) return {};
   if (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')

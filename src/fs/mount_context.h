@@ -11,6 +11,7 @@
 
 #include "fs/backing_kind.h"
 #include "fs/credentials.h"
+#include "fs/descriptor_path.h"
 #include "fs/dir_handle.h"
 #include "fs/file_data.h"
 #include "fs/fuse_api.h"
@@ -78,8 +79,6 @@ void reply_error(fuse_req_t req, int error);
 // The path of an open descriptor below the backing root ("" for the root), as the kernel
 // names it now; "" also if the object has no name left.
 std::string relative_path_of(const MountContext& context, int fd);
-// "/proc/self/fd/N": how an O_PATH descriptor is used where a call needs a path.
-std::string proc_path(int fd);
 
 // The mode to create an object with in the directory `parent_fd` (O_PATH) for a caller with
 // `umask`, as the backing file system would apply that umask itself: not at all in a directory

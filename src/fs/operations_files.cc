@@ -51,6 +51,7 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
 template <typename Reply>
 void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t ino,
                  std::unique_ptr<CallerBackingFd> backing, fuse_file_info* fi, Reply reply) {
+  std::lock_guard choosing(inode.data_path_choice());
   OpenRequest request;
   request.relative_path = relative_path_of(context, backing->reference());
   // One stat of the file serves the data path and the kernel's cache (a round trip less on a

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "fs/descriptor_path.h"
+
 namespace flashdir::fs {
 
 SysResult<std::unique_ptr<OpenFile>> PassthroughFileData::open(OpenRequest request) {
@@ -24,8 +26,7 @@ std::vector<StatsSection> PassthroughFileData::stats() const {
 }
 
 SysResult<bool> PassthroughFileData::truncate_unopened(int path_fd, const std::string&, std::uint64_t size_bytes) {
-  const std::string proc_path = "/proc/self/fd/" + std::to_string(path_fd);
-  if (::truncate(proc_path.c_str(), static_cast<off_t>(size_bytes)) != 0) return last_errno();
+  if (::truncate(proc_path(path_fd).c_str(), static_cast<off_t>(size_bytes)) != 0) return last_errno();
   return true;
 }
 

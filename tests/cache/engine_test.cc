@@ -6,6 +6,7 @@
 
 #include "cache/meta/metadata_store.h"
 #include "engine_rig.h"
+#include "flashdir/file_io.h"
 #include "flashdir/random.h"
 
 using flashdir::cache::EngineOptions;
@@ -173,6 +174,42 @@ TEST_CASE("a change behind the cache while open is not taken for the engine's ow
 
   CHECK(rig.get("f") == expected);
   CHECK(rig.read_through("f", 0, expected.size() + 1) == expected);
+}
+
+TEST_CASE("a file whose opens write around the engine keeps no page, its own unseen writes notwithstanding") {
+  // The daemon's opens of a file with a second name write straight to the backing file. The
+  // engine used to tell those writes from its own by the backing file's attributes alone, and
+  // after a write of its own (whose times it takes as its own, unseen) a same-size write around
+  // it was invisible: the stale pages outlived the last release, which recorded the new times.
+  const WriteMode mode = GENERATE(WriteMode::write_through, WriteMode::write_around);
+  INFO("write mode " << static_cast<int>(mode));
+  EngineOptions options;
+  options.write_mode = mode;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  auto expected = pattern(21, 3 * P);
+  rig.put("f", expected);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> buffer(3 * P);
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());  // cached
+  const auto own = pattern(22, 10);
+  REQUIRE(rig.engine().write(*file, 0, own).is_ok());
+  std::copy(own.begin(), own.end(), expected.begin());
+
+  REQUIRE(rig.engine().bypass(*file).is_ok());
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());  // a miss that must not fill the cache
+  CHECK(buffer == expected);
+  const auto around = pattern(23, P);  // a write around the engine, in place, same size
+  {
+    flashdir::UniqueFd fd(::open(rig.backing_path("f").c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE(::pwrite(fd.get(), around.data(), around.size(), P) == static_cast<ssize_t>(P));
+  }
+  std::copy(around.begin(), around.end(), expected.begin() + P);
+  REQUIRE(rig.engine().read(*file, 0, buffer).is_ok());
+  CHECK(buffer == expected);  // while still open
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.read_through("f", 0, expected.size()) == expected);  // and at the next open
 }
 
 TEST_CASE("truncate drops the pages past the new end; growing again reads zeros") {

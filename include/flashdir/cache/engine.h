@@ -205,6 +205,12 @@ class Engine {
   // write_back() for a caller that is not the file's writer: an error a deferred write-back
   // met stays for the writer's fsync or close.
   Status write_back_keeping_error(FileHandle file);
+  // The caller's opens of this file write straight to the backing file from now on (a file
+  // with a second name: doc/daemon.md "One data path per inode"), which the engine cannot tell
+  // from its own writes by the backing file's attributes. Its clean pages go now, and again at
+  // its last release; until then the engine caches none of it. Write the dirty pages back
+  // first.
+  Status bypass(FileHandle file);
   // The daemon calls this at close(2): write_back(), or under EngineOptions::write_back_delay_ms
   // the file's dirty pages made durable in the cache and the backing file given its size (as
   // fsync() does), the write-back left to the flusher within the delay.
