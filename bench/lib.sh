@@ -14,6 +14,16 @@ ensure_deb_src() {
   "${sudo[@]}" apt-get update -q
 }
 
+# apt-get source needs the archive's source index, which Debian's images leave out: a deb-src
+# twin of the system's Debian sources (deb822 format), once.
+ensure_source_index() {
+  apt-get indextargets --format '$(CREATED_BY)' | grep -qx Sources && return
+  local system=/etc/apt/sources.list.d/debian.sources
+  [ -r "$system" ] || { echo "no deb-src line for apt-get source, and no $system to derive one from" >&2; return 1; }
+  sed 's/^Types: deb$/Types: deb-src/' "$system" > /etc/apt/sources.list.d/flashdir-deb-src.sources
+  apt-get update -q >&2
+}
+
 # Builds libfuse's example/passthrough_hp from Debian's fuse3 source package (the same version
 # as the libfuse3 flashdir links) into a directory outside the repository, once; prints the
 # binary's path.
@@ -22,6 +32,7 @@ build_passthrough_hp() {
   local binary="$cache_dir/passthrough_hp"
   if [ ! -x "$binary" ]; then
     mkdir -p "$cache_dir/src"
+    ensure_source_index
     ls -d "$cache_dir"/src/fuse3-*/example >/dev/null 2>&1 || (cd "$cache_dir/src" && apt-get source -q fuse3 >&2)
     local example_dir
     example_dir="$(ls -d "$cache_dir"/src/fuse3-*/example | head -n 1)"

@@ -36,14 +36,13 @@ configure_build() {
 
 # Optimised with assertions on; warnings are errors.
 configure_release() { configure_build build --buildtype=release -Db_ndebug=false -Dwerror=true; }
+# The sanitizer builds: -O1 (what the sanitizers recommend) and -g1 (line tables, enough for
+# their reports' stack traces) compile in half the time of -O2 -g, most of the test command's.
+sanitizer_build_options=(-Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 -Db_lundef=false -Dwerror=true)
 # AddressSanitizer + UndefinedBehaviorSanitizer.
-configure_asan() {
-  configure_build build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
-}
+configure_asan() { configure_build build-asan "${sanitizer_build_options[@]}" -Db_sanitize=address,undefined; }
 # ThreadSanitizer, for the multi-threaded suites only (scripts/test.sh builds just their targets).
-configure_tsan() {
-  configure_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dwerror=true
-}
+configure_tsan() { configure_build build-tsan "${sanitizer_build_options[@]}" -Db_sanitize=thread; }
 
 # process_running PID: whether PID is a process that has not ended (a zombie has).
 process_running() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]; }
