@@ -12,7 +12,6 @@ exactly what the backing files hold after it.
 FLASHDIR_FUSE_SEED picks the run, FLASHDIR_STRESS_OPS the operations per process (default 1500).
 """
 import errno
-import hashlib
 import mmap
 import os
 import random
@@ -145,16 +144,24 @@ class Worker:
 
 
 def contents(root):
-    """path -> sha256 of every regular file below root, symlinks not followed."""
+    """path -> bytes of every regular file below root, symlinks not followed."""
     found = {}
     for directory, _, files in os.walk(root):
         for name in files:
             path = os.path.join(directory, name)
             if os.path.islink(path) or not os.path.isfile(path):
                 continue
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+            found[os.path.relpath(path, root)] = harness.read_all(path)
     return found
+
+
+def difference(mine, theirs):
+    """How two versions of a file differ, for a failure's message: sizes, and the 4 KiB pages
+    whose bytes differ (a stale cached page differs in whole pages)."""
+    if mine is None or theirs is None:
+        return "only on one side"
+    pages = sorted({offset // 4096 for offset in range(min(len(mine), len(theirs))) if mine[offset] != theirs[offset]})
+    return f"{len(mine)} bytes against {len(theirs)}, pages differing: {pages[:8]}{' ...' if len(pages) > 8 else ''}"
 
 
 def run_workers(root, seed, count):
@@ -194,9 +201,10 @@ def reports(workers):
 def agree(check, where, through_mount, backing):
     in_backing = contents(backing)
     differ = sorted(name for name in set(through_mount) | set(in_backing) if through_mount.get(name) != in_backing.get(name))
+    details = "; ".join(f"{name}: {difference(through_mount.get(name), in_backing.get(name))}" for name in differ[:5])
     check.check(through_mount and not differ,
                 f"{where}: {len(through_mount)} files read through the mount equal the backing files after the unmount "
-                f"(differ: {differ[:5]})")
+                f"(differ: {details})")
 
 
 def stress(check, top, mode, seed, count):
