@@ -271,13 +271,15 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* 
   // A file with two names passes through the cache no more (EngineFileData), from its next
   // open on and in the opens it has now: each name's opens must see what the others wrote. No
   // open chooses the engine from the switch until the second name is there.
-  std::lock_guard choosing(inode.data_path_choice());
-  if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
-  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link of the O_PATH
-  // descriptor names the same object (AT_SYMLINK_FOLLOW resolves the /proc link itself, not a
-  // symlink the object may be).
-  if (::linkat(AT_FDCWD, proc_path((*fd)->get()).c_str(), (*parent_fd)->get(), new_name, AT_SYMLINK_FOLLOW) != 0)
-    return reply_error(req, errno);
+  {
+    std::lock_guard choosing(inode.data_path_choice());
+    if (auto moved = pass_through_open_files(inode); !moved.is_ok()) return reply_error(req, moved.error());
+    // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link of the O_PATH
+    // descriptor names the same object (AT_SYMLINK_FOLLOW resolves the /proc link itself, not a
+    // symlink the object may be).
+    if (::linkat(AT_FDCWD, proc_path((*fd)->get()).c_str(), (*parent_fd)->get(), new_name, AT_SYMLINK_FOLLOW) != 0)
+      return reply_error(req, errno);
+  }
   struct stat st {};
   if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply_error(req, errno);
   context.inodes->add_lookup(inode);

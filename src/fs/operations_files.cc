@@ -184,11 +184,16 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
   Inode& inode = context.inodes->remember(std::move(path_fd), st);
   const fuse_entry_param entry = entry_for(context, inode, st);
+  bool entry_sent = false;
   finish_open(req, context, inode, ino_of(context, inode), std::make_unique<CallerBackingFd>(std::move(fd)), fi, [&] {
     const int result = fuse_reply_create(req, &entry, fi);
-    if (result != 0) context.inodes->forget(inode, 1);
+    entry_sent = result == 0;
     return result;
   });
+  // The kernel holds the lookup only if the entry reached it (not if finish_open failed, or the
+  // caller was interrupted). Given back once finish_open is done with the inode: the last
+  // lookup's forget frees it.
+  if (!entry_sent) context.inodes->forget(inode, 1);
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
