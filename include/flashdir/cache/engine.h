@@ -208,8 +208,8 @@ class Engine {
   // The caller's opens of this file write straight to the backing file from now on (a file
   // with a second name: doc/daemon.md "One data path per inode"), which the engine cannot tell
   // from its own writes by the backing file's attributes. Its clean pages go now, and again at
-  // its last release; until then the engine caches none of it. Write the dirty pages back
-  // first.
+  // its last release; until then no read or write-through write fills its pages. Write the
+  // dirty pages back first (the caller's writes no longer come through the engine).
   Status bypass(FileHandle file);
   // The daemon calls this at close(2): write_back(), or under EngineOptions::write_back_delay_ms
   // the file's dirty pages made durable in the cache and the backing file given its size (as
