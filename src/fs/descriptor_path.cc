@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <climits>
-#include <string_view>
 
 #include <fmt/format.h>
 
