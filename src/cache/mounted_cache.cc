@@ -61,6 +61,13 @@ Status check_catalog_belongs(Catalog& catalog, const format::Superblock& superbl
   return catalog.put_superblock_copy(superblock);
 }
 
+// How the FTL opened, for the log: clean, or rolled forward (and how).
+std::string recovery_summary(const RecoveryReport& recovery) {
+  if (recovery.clean) return "clean";
+  return fmt::format("rolled forward over {} blocks, {}", recovery.scanned_blocks,
+                     recovery.moved_forward ? "from the checkpoint's block table" : "rebuilt from the whole mapping");
+}
+
 }  // namespace
 
 struct MountedCache::Parts {
@@ -137,8 +144,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   // Wall time of each part of the open (the FTL's own steps are in simulated chip time).
   spdlog::info("cache open: catalog {:.3f} s, checks {:.3f} s, FTL {:.3f} s ({}), engine {:.3f} s", catalog_seconds,
                before_ftl_seconds, ftl_seconds,
-               parts->ftl->recovery().clean ? "clean" : fmt::format("rolled forward over {} blocks",
-                                                                     parts->ftl->recovery().scanned_blocks),
+               recovery_summary(parts->ftl->recovery()),
                lap());
   return std::unique_ptr<MountedCache>(new MountedCache(std::move(parts), std::move(engine.value())));
 }

@@ -81,4 +81,14 @@ void BlockTable::clear_validity() {
   for (auto& b : blocks_) b.valid_pages = 0;
 }
 
+void BlockTable::recount_valid_pages() {
+  for (std::uint64_t b = 0; b < blocks_.size(); ++b) {
+    std::uint32_t valid = 0;
+    for (std::uint64_t p = b * pages_per_block_; p < (b + 1) * pages_per_block_; ++p) {
+      valid += static_cast<std::uint32_t>((bits_[p / 64] >> (p % 64)) & 1);
+    }
+    blocks_[b].valid_pages = valid;
+  }
+}
+
 }  // namespace flashdir::ftl

@@ -71,6 +71,8 @@ class BlockTable {
   void restore(BlockNumber block, const BlockInfo& info);
   // Clears every validity bit and count (before recovery recomputes them).
   void clear_validity();
+  // Recomputes every block's valid count from the bitmap (replaced whole by recovery).
+  void recount_valid_pages();
 
   std::uint64_t count(BlockState state) const { return state_counts_[static_cast<int>(state)]; }
   const std::vector<std::uint64_t>& validity_words() const { return bits_; }

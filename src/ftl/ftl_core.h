@@ -154,6 +154,14 @@ class FtlCore final : public TranslationPages {
   // Takes over a replayed mapping: block table, validity, policy, then a fresh checkpoint.
   Status adopt(Replayed replayed, const CheckpointState* base, std::uint64_t checkpoint_highest_sequence,
                std::uint64_t started_ns);
+  // Takes over a sparse replay from `loaded`, with the validity bitmap proven from its own.
+  Status adopt_forward(Replayed replayed, const CheckpointSlots::Loaded& loaded, std::vector<std::uint64_t> validity,
+                       std::uint64_t started_ns);
+  // Block states after a replay: what the chip holds, with `base`'s history where unchanged.
+  void restore_block_states(const Replayed& replayed, const CheckpointState* base);
+  // GC policy, free list, sequence counters and host clock after a replay.
+  void resume_after_replay(const Replayed& replayed, const CheckpointState* base,
+                           std::uint64_t checkpoint_highest_sequence);
   void rebuild_policy_and_free_list();
   Status install_ram();
 

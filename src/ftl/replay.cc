@@ -96,7 +96,10 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
   for (std::uint64_t b = layout.pool_first_block; b < g.block_count; ++b) {
     const BlockNumber block(b);
     const std::uint32_t programmed = chip.next_page(block);
-    if (programmed == 0) continue;
+    if (programmed == 0) {
+      out.rewritten[b] = true;
+      continue;
+    }
     if (!whole_chip) {
       // Pages of a block are programmed in sequence order: if its last page predates the
       // starting point, so does the whole block.
@@ -120,6 +123,7 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
       pages[i] = page.value();
       if (pages[i].verdict != Verdict::unreadable) last_whole_record = i;
     }
+    out.rewritten[b] = pages[0].verdict == Verdict::unreadable || pages[0].record.sequence >= from_sequence;
     for (std::uint32_t i = 0; i < programmed; ++i) {
       const ScannedPage& page = pages[i];
       const format::OobRecord& record = page.record;
@@ -169,6 +173,46 @@ Status scan(NandChip& chip, const FtlLayout& layout, std::uint64_t from_sequence
   return Status::ok();
 }
 
+// Sparse replay: the checkpoint's content of every translation page that `events` touch, into
+// `out.map` and `out.checkpoint_content`; `out.not_sparse` says why when one cannot be read.
+// A copy in a block erased since is gone (GC moved the page, and the move is among the
+// events); whatever else fails is left for the full replay to report.
+Status load_touched_pages(NandChip& chip, const FtlLayout& layout, const std::vector<Event>& events, Replayed& out) {
+  const std::uint64_t E = layout.entries_per_translation_page;
+  std::vector<std::uint64_t> touched;
+  for (const Event& e : events) {
+    if (e.kind == format::PageKind::translation) {
+      if (e.logical < layout.translation_pages) touched.push_back(e.logical);
+    } else if (e.logical < layout.logical_pages) {
+      touched.push_back(e.logical / E);
+    }
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (std::uint64_t tpn : touched) {
+    std::vector<std::uint32_t> entries(E, kUnmappedPpn);
+    const std::uint32_t ppn = out.gtd[tpn];
+    if (ppn != kUnmappedPpn) {
+      if (ppn >= layout.geometry.page_count()) {
+        out.not_sparse = fmt::format("the checkpoint maps translation page {} beyond the chip", tpn);
+        return Status::ok();
+      }
+      if (out.rewritten[layout.geometry.block_of(Ppn(ppn)).value]) {
+        out.not_sparse = fmt::format("the checkpoint's copy of translation page {} was erased since", tpn);
+        return Status::ok();
+      }
+      if (Status read = read_translation(chip, layout, ppn, tpn, entries); !read.is_ok()) {
+        out.not_sparse = read.to_string();
+        return Status::ok();
+      }
+    }
+    const std::uint64_t first = tpn * E;
+    for (std::uint64_t i = 0; i < E && first + i < out.map.size(); ++i) out.map[first + i] = entries[i];
+    out.checkpoint_content.emplace(tpn, std::move(entries));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const CheckpointState* base,
@@ -180,6 +224,7 @@ Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const C
   out.gtd = base != nullptr ? base->gtd : std::vector<std::uint32_t>(layout.translation_pages, kUnmappedPpn);
   out.scanned.assign(layout.geometry.block_count, false);
   out.scanned_kind.assign(layout.geometry.block_count, BlockKind::none);
+  out.rewritten.assign(layout.geometry.block_count, false);
 
   std::vector<Event> events;
   FLASHDIR_TRY(scan(chip, layout, base != nullptr ? base->next_sequence : 0, base == nullptr, options.verify_data, events, out));
@@ -195,10 +240,15 @@ Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const C
     const std::uint64_t first = tpn * E;
     for (std::uint64_t i = 0; i < E && first + i < out.map.size(); ++i) out.map[first + i] = entries[i];
   };
-  for (std::uint64_t tpn = 0; tpn < layout.translation_pages; ++tpn) {
-    if (replaced[tpn] || out.gtd[tpn] == kUnmappedPpn) continue;
-    FLASHDIR_TRY(read_translation(chip, layout, out.gtd[tpn], tpn, entries));
-    apply_translation(tpn);
+  if (options.sparse && base != nullptr) {
+    FLASHDIR_TRY(load_touched_pages(chip, layout, events, out));
+    if (!out.not_sparse.empty()) return out;
+  } else {
+    for (std::uint64_t tpn = 0; tpn < layout.translation_pages; ++tpn) {
+      if (replaced[tpn] || out.gtd[tpn] == kUnmappedPpn) continue;
+      FLASHDIR_TRY(read_translation(chip, layout, out.gtd[tpn], tpn, entries));
+      apply_translation(tpn);
+    }
   }
 
   absl::flat_hash_map<std::uint64_t, std::uint64_t> versions;  // LPN -> version mapped since its last translation page
@@ -236,6 +286,9 @@ Result<Replayed> replay_mapping(NandChip& chip, const FtlLayout& layout, const C
     ++out.report.replayed_data_pages;
   }
   out.dirty_tpns.assign(dirty.begin(), dirty.end());
+  out.mapped_since_translation.reserve(versions.size());
+  for (const auto& [lpn, version] : versions) out.mapped_since_translation.push_back(lpn);
+  std::sort(out.mapped_since_translation.begin(), out.mapped_since_translation.end());
   return out;
 }
 

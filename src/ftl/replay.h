@@ -6,9 +6,17 @@
 // starting point: a translation page sets the mapping of all its LPNs (its content is exact
 // as of its sequence, doc/ftl.md); a data page maps its LPN unless a newer version is already
 // mapped. Torn and corrupt pages are counted and skipped.
+//
+// Sparse (ReplayOptions::sparse, from a checkpoint): only the translation pages the replayed
+// pages touch are read, and the checkpoint's content of each is kept beside the result, so that
+// recovery can move the checkpoint's block table forward instead of rebuilding it from the
+// whole map (ftl_roll_forward.cc).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "block_table.h"
@@ -31,6 +39,17 @@ struct Replayed {
   std::uint64_t data_pages_applied = 0;
   std::uint64_t host_pages_seen = 0;       // data pages replayed, for the host clock
   RecoveryReport report;                   // scan and replay counts
+  // Per block: its pages were programmed after an erase that followed the starting point (or
+  // it holds no page whose record proves otherwise): what the checkpoint says of it is history.
+  std::vector<bool> rewritten;
+  // LPNs a data page mapped after their translation page's newest replayed version: the
+  // entries that differ from flash once `gtd` is in force.
+  std::vector<std::uint64_t> mapped_since_translation;
+  // Sparse: the checkpoint's content of every translation page the replay touched (`map` holds
+  // the replayed content of those pages only), or why a sparse replay could not be done (then
+  // nothing else here is meaningful).
+  absl::flat_hash_map<std::uint64_t, std::vector<std::uint32_t>> checkpoint_content;
+  std::string not_sparse;
   // With ReplayOptions::record_page_owners: per physical page, the LPN a verified data page
   // holds, kTranslationOwner for a verified translation page, kUnmappedPpn otherwise.
   std::vector<std::uint32_t> page_owner;
@@ -47,6 +66,8 @@ struct ReplayOptions {
   // then mapped, and its read fails its hash (as a read of any page the roll-forward did not
   // scan would), where with it the roll-forward maps its LPN as lost: neither serves older bytes.
   bool verify_data = true;
+  // From a checkpoint: read only the translation pages replayed pages touch (see above).
+  bool sparse = false;
 };
 
 // From `base` (a checkpoint) or, with nullptr, from an empty mapping over a scan of every page.

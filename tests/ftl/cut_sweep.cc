@@ -103,6 +103,7 @@ void CutSweep::cut_once(std::uint64_t op, InFlight in_flight, std::uint64_t run,
   REQUIRE(fsck_errors(chip.chip(), options_.ftl) == "");
   auto reopened = Ftl::open(chip.chip(), chip.clock(), options_.ftl);
   REQUIRE_OK(reopened);
+  REQUIRE(fsck_errors(chip.chip(), options_.ftl) == "");  // the recovery's checkpoint describes the chip exactly
   REQUIRE((*reopened)->recovery().dangling_mappings == 0);
   REQUIRE((*reopened)->recovery().shared_pages == 0);
   REQUIRE((*reopened)->lost_lpns().empty());  // lost before this cut or by it (reads would fail too)

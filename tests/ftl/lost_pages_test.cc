@@ -9,6 +9,7 @@
 #include "flashdir/random.h"
 #include "ftl/ftl_core.h"
 #include "ftl/ram/ram_manager.h"
+#include "durability_check.h"
 #include "ftl_harness.h"
 
 using namespace flashdir;
@@ -77,6 +78,79 @@ void require_lost(Rig& rig, Ftl& ftl, std::uint64_t lpn) {
 }
 
 }  // namespace
+
+TEST_CASE("a block that vanished after the checkpoint sends recovery to the whole mapping, its LPNs lost",
+          "[ftl][lost]") {
+  // Recovery moves the checkpoint's block table forward only when it can prove that every page
+  // the checkpoint held valid in a block erased since was remapped by a replayed page. A block
+  // that the chip lost (its programmed-page count cleared in the block table) breaks that
+  // proof: its LPNs must come back lost, as the whole mapping's rebuild finds them.
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO(format::mapping_scheme_name(scheme));
+  Rig rig(scheme);
+  const std::uint32_t P = rig.g.pages_per_block;
+  BlockNumber block;
+  {
+    auto ftl = rig.format();
+    REQUIRE_OK(ftl);
+    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(rig.g, first, P, 1)));
+    block = rig.g.block_of(rig.page_of(**ftl, P));
+    REQUIRE(rig.page_of(**ftl, P) == rig.g.first_page(block));
+    REQUIRE_OK((*ftl)->close());  // the checkpoint holds the block's P pages valid
+  }
+  std::uint64_t last = 0;  // in another translation page than the block's LPNs
+  {
+    auto ftl = rig.open();
+    REQUIRE_OK(ftl);
+    last = (*ftl)->logical_pages() - 1;
+    REQUIRE_OK((*ftl)->write(Lpn(last), 1, run_data(rig.g, last, 1, 2)));  // a change: the next open recovers
+    REQUIRE_OK((*ftl)->flush());
+  }
+  BlockState state = rig.store->block_state(block);
+  state.next_page = 0;
+  REQUIRE_OK(rig.store->set_block_state(block, state));
+
+  std::vector<std::uint64_t> vanished;
+  for (std::uint64_t lpn = P; lpn < 2 * P; ++lpn) vanished.push_back(lpn);
+  auto ftl = rig.open();
+  REQUIRE_OK(ftl);
+  REQUIRE_FALSE((*ftl)->recovery().clean);
+  CHECK_FALSE((*ftl)->recovery().moved_forward);
+  CHECK(values((*ftl)->lost_lpns()) == vanished);
+  for (std::uint64_t lpn : vanished) require_lost(rig, **ftl, lpn);
+  CHECK(rig.version(**ftl, last).value() == 2);
+  CHECK(rig.version(**ftl, 2 * P).value() == 1);
+}
+
+TEST_CASE("recovery after a few writes moves the checkpoint's block table forward", "[ftl]") {
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  INFO(format::mapping_scheme_name(scheme));
+  Rig rig(scheme);
+  const std::uint32_t P = rig.g.pages_per_block;
+  {
+    auto ftl = rig.format();
+    REQUIRE_OK(ftl);
+    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(rig.g, first, P, 1)));
+    REQUIRE_OK((*ftl)->close());
+  }
+  {
+    auto ftl = rig.open();
+    REQUIRE_OK(ftl);
+    REQUIRE_OK((*ftl)->write(Lpn(P + 1), 2, run_data(rig.g, P + 1, 2, 2)));  // replaces two pages
+    REQUIRE_OK((*ftl)->trim(Lpn(2 * P), 1));
+    REQUIRE_OK((*ftl)->flush());  // the trim reaches a translation page
+  }
+  auto ftl = rig.open();
+  REQUIRE_OK(ftl);
+  REQUIRE_FALSE((*ftl)->recovery().clean);
+  CHECK((*ftl)->recovery().moved_forward);
+  CHECK(fsck_errors(*rig.chip, rig.options) == "");
+  CHECK(rig.version(**ftl, P).value() == 1);
+  CHECK(rig.version(**ftl, P + 1).value() == 2);
+  CHECK(rig.version(**ftl, P + 2).value() == 2);
+  CHECK(rig.version(**ftl, 2 * P).value() == 0);
+  CHECK(rig.version(**ftl, 2 * P + 1).value() == 1);
+}
 
 TEST_CASE("LPNs whose pages vanished before recovery read as errors, never zeros", "[ftl][lost]") {
   // Issue 8, item 2: a block's programmed-page count lowered in the block table; open used to

@@ -53,6 +53,9 @@ class FtlCore;
 // How the last open went, step by step (simulated time of the chip work each step did).
 struct RecoveryReport {
   bool clean = false;                     // no change since the checkpoint: nothing to replay
+  // Rolled forward from the checkpoint's block table, reading only the translation pages the
+  // replayed pages touch (else, after a cut, rebuilt from the whole mapping; steps say why).
+  bool moved_forward = false;
   std::uint64_t checkpoint_generation = 0;
   std::uint64_t scanned_blocks = 0;       // blocks whose pages were read during roll-forward
   std::uint64_t replayed_data_pages = 0;
