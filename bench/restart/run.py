@@ -10,7 +10,8 @@
    schemes get the 1.2 s round in write-through.
 2. restart time against the cache's size: a fresh cache of each size (its image space reserved at creation, as for every cache) filled by
    reading a sparse file of its size; the mount time after a clean unmount, then after a kill -9
-   (one page cached 1.2 s before it, so that the restart is the one after a cut), and the slope.
+   (one new page cached 1.2 s before it, so that the restart is the one after a cut), each the
+   median of --repeats mounts (3), with the engine's and the FTL's parts, and the slope.
    With them (issue 20) the daemon's memory (/proc/PID/status: VmRSS, VmHWM, RssAnon, RssFile)
    on the empty mount, after the fill, after the clean remount and after the remount that
    follows the kill -9; the device RAM in force (ram=, by default the cache's size/16, 4 MiB to
@@ -169,15 +170,28 @@ def usable_round(backing_top, cache_top, mode, meta, wait, read_bytes, write_byt
     }
 
 
-def size_round(backing_top, cache_top, size_text, ram_text=""):
+def ftl_open_seconds(mount):
+    """The FTL's part of the open, from the daemon's "cache open:" line (FTL 0.123 s (...))."""
+    for line in mount.startup_log.splitlines():
+        if "cache open:" in line and "FTL " in line:
+            return float(line.split("FTL ", 1)[1].split(" s", 1)[0])
+    return float("nan")
+
+
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def size_round(backing_top, cache_top, size_text, repeats, ram_text=""):
+    """Fills a fresh cache of `size_text`, then times `repeats` mounts after a clean unmount and
+    `repeats` after a kill -9 (one new page cached 1.2 s before each): medians and ranges."""
     size = parse_size(size_text)
     backing, mnt, cache = f"{backing_top}/b-size", f"{cache_top}/m", f"{cache_top}/c-{size_text}"
     os.makedirs(backing, exist_ok=True)
     os.makedirs(mnt, exist_ok=True)
     with open(f"{backing}/fill", "wb") as f:
         f.truncate(size)  # sparse: reading it costs the backing nothing
-    with open(f"{backing}/touch", "wb") as f:
-        f.write(os.urandom(4096))
     options = "seq_cutoff_read=0,meta=lufuw" + (f",ram={ram_text}" if ram_text else "")
     mount = harness.Mount(backing, mnt, cache, options, size=size_text)
     try:
@@ -187,29 +201,45 @@ def size_round(backing_top, cache_top, size_text, ram_text=""):
         cached = filled["cached"]
     finally:
         mount.stop()
-    mount, clean_s = timed_mount(backing, mnt, cache, options, size_text)
-    try:
-        clean = cache_stats(mnt)
-        after_clean = memory_snapshot(mount)
-        read_all(f"{mnt}/touch")
-        time.sleep(1.2)
-        mount.kill9()
-    except BaseException:
-        mount.stop()
-        raise
-    mount, cut_s = timed_mount(backing, mnt, cache, options, size_text)
-    try:
-        cut = cache_stats(mnt)
-        after_cut = memory_snapshot(mount)
-    finally:
-        mount.stop()
+    clean_runs, cut_runs, after_clean, after_cut, cut = [], [], None, None, None
+    for _ in range(repeats):
+        mount, seconds = timed_mount(backing, mnt, cache, options, size_text)
+        try:
+            clean = cache_stats(mnt)
+            after_clean = after_clean or memory_snapshot(mount)
+            clean_runs.append((seconds, clean["restart_seconds"], ftl_open_seconds(mount)))
+        finally:
+            mount.stop()
+    mount = harness.Mount(backing, mnt, cache, options, size=size_text)
+    for i in range(repeats):
+        try:
+            with open(f"{backing}/touch{i}", "wb") as f:
+                f.write(os.urandom(4096))
+            read_all(f"{mnt}/touch{i}")  # a change since the clean mark: the next open is after a cut
+            time.sleep(1.2)
+            mount.kill9()
+        except BaseException:
+            mount.stop()
+            raise
+        mount, seconds = timed_mount(backing, mnt, cache, options, size_text)
+        try:
+            cut = cache_stats(mnt)
+            after_cut = after_cut or memory_snapshot(mount)
+            cut_runs.append((seconds, cut["restart_seconds"], ftl_open_seconds(mount)))
+        except BaseException:
+            mount.stop()
+            raise
+    mount.stop()
     shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(backing, ignore_errors=True)
     return {
-        "size": size_text, "bytes": size, "cached": cached, "fill_s": fill_s,
-        "clean_mount_s": clean_s, "clean_restart_s": clean["restart_seconds"], "clean_usable": clean["restart_usable_slots"],
-        "cut_mount_s": cut_s, "cut_restart_s": cut["restart_seconds"], "cut_usable": cut["restart_usable_slots"],
-        "cut_clean": cut["restart_clean_shutdown"],
+        "size": size_text, "bytes": size, "cached": cached, "fill_s": fill_s, "repeats": repeats,
+        "clean_mount_s": median(r[0] for r in clean_runs), "clean_restart_s": median(r[1] for r in clean_runs),
+        "clean_ftl_s": median(r[2] for r in clean_runs), "clean_runs": clean_runs,
+        "cut_mount_s": median(r[0] for r in cut_runs), "cut_restart_s": median(r[1] for r in cut_runs),
+        "cut_ftl_s": median(r[2] for r in cut_runs), "cut_runs": cut_runs,
+        "clean_usable": clean["restart_usable_slots"],
+        "cut_usable": cut["restart_usable_slots"], "cut_clean": cut["restart_clean_shutdown"],
         "memory": {"empty": empty, "filled": filled, "clean": after_clean, "cut": after_cut},
     }
 
@@ -317,15 +347,26 @@ def report(usable, sizes, args):
                      f"| {r['commits']} | {r['metadata_per_cached']:.4f} | {r['metadata_per_data_write']:.3f} "
                      f"| {r['mount_s']:.2f} | {r['restart_s']:.3f} | {r['warm_s']:.2f} ({r['warm_hits']:,}) "
                      f"| {r['cold_s']:.2f} |")
+    repeats = sizes[0].get("repeats", 1) if sizes else 1
     lines += ["", "## Restart time against the cache's size (filled full)", "",
-              "| size | cached pages | fill s | mount after clean unmount s (engine restart s) "
-              "| mount after kill -9 s (engine restart s) | usable after the cut |",
+              f"Each figure is the median of {repeats} mounts (the range of the mount times beside it): the whole "
+              "mount, and in parentheses the engine's restart and the FTL's open (after a kill -9: its roll-forward).",
+              "",
+              "| size | cached pages | fill s | mount after clean unmount s [range] (engine s, FTL s) "
+              "| mount after kill -9 s [range] (engine s, FTL s) | usable after the cut |",
               "|---|---|---|---|---|---|"]
+
+    def spread(r, key):
+        runs = r.get(f"{key}_runs") or [(r[f"{key}_mount_s"],)]
+        return f"{min(x[0] for x in runs):.2f}–{max(x[0] for x in runs):.2f}"
+
     for r in sizes:
         lines.append(f"| {r['size']} | {r['cached']:,} | {r['fill_s']:.1f} | {r['clean_mount_s']:.2f} "
-                     f"({r['clean_restart_s']:.3f}) | {r['cut_mount_s']:.2f} ({r['cut_restart_s']:.3f}) "
+                     f"[{spread(r, 'clean')}] ({r['clean_restart_s']:.3f}, {r.get('clean_ftl_s', float('nan')):.3f}) "
+                     f"| {r['cut_mount_s']:.2f} [{spread(r, 'cut')}] ({r['cut_restart_s']:.3f}, "
+                     f"{r.get('cut_ftl_s', float('nan')):.3f}) "
                      f"| {r['cut_usable']:,}{' (clean mark!)' if r['cut_clean'] else ''} |")
-    lines += ["", f"Slope (least squares, seconds per GiB): mount after a clean unmount "
+    lines += ["", f"Slope of the medians (least squares, seconds per GiB): mount after a clean unmount "
               f"{slope(sizes, 'clean_mount_s'):.3f} (engine {slope(sizes, 'clean_restart_s'):.3f}); after a kill -9 "
               f"{slope(sizes, 'cut_mount_s'):.3f} (engine {slope(sizes, 'cut_restart_s'):.3f}).", ""]
     if sizes:
@@ -352,6 +393,7 @@ def main():
     parser.add_argument("--sizes", default="256M,1G,4G,16G")
     parser.add_argument("--modes", default="writethrough,writeback,writearound")
     parser.add_argument("--quick", action="store_true", help="64 MiB read, 16 MiB written in part 1")
+    parser.add_argument("--repeats", type=int, default=3, help="part 2: mounts timed per size and kind (medians)")
     parser.add_argument("--ram", default="", help="part 2: ram= for every mount (default: the cache's own)")
     parser.add_argument("--out", default=os.path.join(HERE, "results.md"))
     parser.add_argument("--from-json", metavar="FILE",
@@ -381,7 +423,7 @@ def main():
             print(json.dumps(r), flush=True)
             usable.append(r)
         for size in filter(None, args.sizes.split(",")):
-            r = size_round(backing_top, cache_top, size, args.ram)
+            r = size_round(backing_top, cache_top, size, args.repeats, args.ram)
             print(json.dumps(r), flush=True)
             sizes.append(r)
     finally:

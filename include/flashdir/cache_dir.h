@@ -29,6 +29,7 @@ struct CacheDirPaths {
   std::filesystem::path superblock;  // DIR/superblock
   std::filesystem::path image;       // DIR/nand.img
   std::filesystem::path catalog;     // DIR/catalog
+  std::filesystem::path restart_image;  // DIR/restart.img, saved by a clean close (cache/restart_image.h)
 
   explicit CacheDirPaths(const std::filesystem::path& cache_dir);
 };

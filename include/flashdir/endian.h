@@ -60,6 +60,7 @@ class LittleEndianReader {
     offset_ += n;
   }
   std::size_t offset() const { return offset_; }
+  std::size_t remaining() const { return in_.size() - offset_; }
 
  private:
   // A constant width, as in put (decoding every metadata page at a restart spent 7-12% of it

@@ -42,7 +42,7 @@ struct TrustedDir {
 // - every directory above it is owned by root or by this user, and not writable by group or
 //   others unless sticky (/tmp): nobody else can rename the cache away and put another there;
 // - the directory itself is owned by this user and not writable by group or others;
-// - its entries flashdir opens (superblock, nand.img, catalog/, daemon.lock, daemon.log), where
+// - its entries flashdir opens (superblock, nand.img, catalog/, restart.img, daemon.lock, daemon.log), where
 //   present, are real files (catalog/ a real directory), not links, owned by this user, with one
 //   name, not writable by group or others. RocksDB opens the catalog's files by path: this
 //   check is what protects them.

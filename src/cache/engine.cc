@@ -66,6 +66,7 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_saved_files", s.restart.saved_files.size()},
       {"restart_usable_fraction", s.restart.usable_fraction},
       {"restart_seconds", s.restart.seconds},
+      {"restart_from_image", s.restart.from_restart_image},
   };
 }
 
@@ -126,6 +127,7 @@ Status Engine::release(FileHandle file) { return core_->release(file); }
 Status Engine::rename(std::string_view from, std::string_view to) { return core_->rename(from, to); }
 Status Engine::unlink(std::string_view relative_path) { return core_->unlink(relative_path); }
 Status Engine::close() { return core_->close(); }
+Result<std::vector<std::uint8_t>> Engine::restart_image_body() { return core_->restart_image_body(); }
 EngineStats Engine::stats() const { return core_->stats(); }
 FtlStats Engine::ftl_stats() const { return core_->ftl_stats(); }
 

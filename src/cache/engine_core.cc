@@ -81,11 +81,19 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
             "the cache keeps its metadata with {}, not {} (fixed when it was first used)",
             metadata_scheme_name(*scheme), metadata_scheme_name(options.metadata)));
     }
-    auto opened = MetadataStore::open(ftl, *layout, options.metadata, MetadataStore::DuplicateSearch::by_caller);
-    if (!opened.is_ok()) return opened.status();
-    core->store_ = std::move(opened->first);
-    core->slots_.emplace(*core->store_);
-    FLASHDIR_TRY(core->recover(opened->second, *recorded_rule, *catalog_next));
+    bool restored = false;
+    if (services.restart_image != nullptr) {
+      auto from_image = core->restore_from_image(*services.restart_image, options.metadata, *catalog_next);
+      if (!from_image.is_ok()) return from_image.status();
+      restored = *from_image;
+    }
+    if (!restored) {
+      auto opened = MetadataStore::open(ftl, *layout, options.metadata, MetadataStore::DuplicateSearch::by_caller);
+      if (!opened.is_ok()) return opened.status();
+      core->store_ = std::move(opened->first);
+      core->slots_.emplace(*core->store_);
+      FLASHDIR_TRY(core->recover(opened->second, *recorded_rule, *catalog_next));
+    }
   }
   if (*recorded_rule != wanted) FLASHDIR_TRY(core->change_identity_rule(wanted));
   core->rule_ = wanted;

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/numeric/int128.h"
+#include "flashdir/endian.h"
+#include "flashdir/status.h"
 #include "cache/meta/metadata_store.h"
 
 namespace flashdir::cache {
@@ -117,6 +119,40 @@ class FilePages {
       return;
     }
     rehash(std::max<std::size_t>(kMinBuckets, std::size_t{kept} * 8 / 5 + 1), page_of);
+  }
+
+  // The table as it is, for a restart image (restart_image.h): count, cursor, buckets.
+  std::size_t image_bytes() const { return 16 + buckets_.size() * sizeof(SlotIndex); }
+  void save_image(LittleEndianWriter& out) const {
+    out.u32(count_);
+    out.u32(cursor_);
+    out.u64(buckets_.size());
+    for (SlotIndex slot : buckets_) out.u32(slot);
+  }
+  // The table save_image wrote, or why it cannot be one; `take(slot)` is called for every slot
+  // in it and refuses one that does not belong here (false). Checks the counts, never where a
+  // slot sits: the image's checksum vouches for that.
+  template <typename Take>
+  static Result<FilePages> restore_image(LittleEndianReader& in, const Take& take) {
+    if (in.remaining() < 16) return Status::corruption("a file's page table is cut short");
+    FilePages pages;
+    pages.count_ = in.u32();
+    pages.cursor_ = in.u32();
+    const std::uint64_t buckets = in.u64();
+    if (buckets > in.remaining() / sizeof(SlotIndex) || pages.count_ == 0 ||
+        std::uint64_t{pages.count_} * 8 > buckets * 7) {
+      return Status::corruption("a file's page table has impossible counts");
+    }
+    pages.buckets_.resize(buckets);
+    std::uint32_t found = 0;
+    for (SlotIndex& slot : pages.buckets_) {
+      slot = in.u32();
+      if (slot == kEmpty) continue;
+      if (!take(slot)) return Status::corruption("a file's page table names a slot that is not its own");
+      ++found;
+    }
+    if (found != pages.count_) return Status::corruption("a file's page table holds another count than it records");
+    return pages;
   }
 
   // Calls fn(slot) for every slot, in table order.

@@ -3,10 +3,14 @@
 // FTL, the catalog and the engine; closed in the reverse order with the clean flag last.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include "flashdir/nand/faulty_chip.h"
+#include "cache/restart_image.h"
 #include "flashdir/cache/engine.h"
+#include "flashdir/file_io.h"
 #include "flashdir/cache_dir.h"
 #include "flashdir/clock.h"
 #include "flashdir/nand/page_store.h"
@@ -59,6 +63,28 @@ Status check_catalog_belongs(Catalog& catalog, const format::Superblock& superbl
                 "know are never served",
                 (dir / "catalog").string());
   return catalog.put_superblock_copy(superblock);
+}
+
+// The restart image the last clean close saved, if the chip is as it left it: the superblock
+// said clean and the FTL opened clean at the checkpoint generation the image was saved with.
+// The file goes (durably) before anything changes the cache, whether it is used or not: a
+// later open must never meet a copy of a state the cache has left.
+Result<std::optional<std::vector<std::uint8_t>>> take_restart_image(const CacheDirPaths& paths, const format::Uuid& uuid,
+                                                                    bool closed_cleanly, const Ftl& ftl) {
+  std::optional<std::vector<std::uint8_t>> body;
+  auto read = read_restart_image(paths.restart_image, {uuid, ftl.checkpoint_generation()});
+  if (read.status().code() == StatusCode::not_found) return body;
+  if (!closed_cleanly || !ftl.recovery().clean) {
+    spdlog::warn("the restart image {} is not used: the cache did not close cleanly since it was saved",
+                 paths.restart_image.string());
+  } else if (!read.is_ok()) {
+    spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(), read.status().message());
+  } else {
+    body = std::move(read).value();
+  }
+  if (::unlink(paths.restart_image.c_str()) != 0 && errno != ENOENT) return errno_status("removing " + paths.restart_image.string());
+  FLASHDIR_TRY(sync_directory(paths.dir));
+  return body;
 }
 
 // How the FTL opened, for the log: clean, or rolled forward (and how).
@@ -117,6 +143,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   const double catalog_seconds = lap();
   FLASHDIR_TRY(check_catalog_belongs(*parts->catalog, parts->superblock, cache_dir));
 
+  const bool closed_cleanly = parts->superblock.clean_shutdown;
   parts->superblock.clean_shutdown = false;
   FLASHDIR_TRY(update_superblock_file(parts->paths.superblock, parts->superblock));
   parts->chip = std::make_unique<SimulatedChip>(parts->image, parts->superblock.latency, parts->clock);
@@ -138,8 +165,11 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   const double ftl_seconds = lap();
   parts->lost_found = lost_found_directory(parts->paths.dir / kLostFoundDirName);
   parts->file_ids = std::make_unique<SuperblockFileIds>(parts->paths.superblock, parts->superblock);
+  auto restart_image = take_restart_image(parts->paths, parts->superblock.uuid, closed_cleanly, *parts->ftl);
+  if (!restart_image.is_ok()) return restart_image.status();
   auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options,
-                             EngineServices{parts->lost_found.get(), parts->file_ids.get()});
+                             EngineServices{parts->lost_found.get(), parts->file_ids.get(),
+                                            restart_image->has_value() ? &**restart_image : nullptr});
   if (!engine.is_ok()) return engine.status();
   // Wall time of each part of the open (the FTL's own steps are in simulated chip time).
   spdlog::info("cache open: catalog {:.3f} s, checks {:.3f} s, FTL {:.3f} s ({}), engine {:.3f} s", catalog_seconds,
@@ -171,7 +201,17 @@ Status MountedCache::cut_power_at_next_program() {
 Status MountedCache::close() {
   parts_->closed = true;
   FLASHDIR_TRY(engine_->close());
+  auto restart_image = engine_->restart_image_body();
   FLASHDIR_TRY(parts_->ftl->close());
+  // Before the clean flag: a cut between leaves an image no open trusts without it.
+  if (!restart_image.is_ok()) {
+    spdlog::warn("no restart image saved ({}): the next open reads every metadata page", restart_image.status().message());
+  } else if (Status s = write_restart_image(parts_->paths.restart_image,
+                                            {parts_->superblock.uuid, parts_->ftl->checkpoint_generation()},
+                                            *restart_image);
+             !s.is_ok()) {
+    spdlog::warn("no restart image saved ({}): the next open reads every metadata page", s.to_string());
+  }
   parts_->superblock.clean_shutdown = true;
   return update_superblock_file(parts_->paths.superblock, parts_->superblock);
 }

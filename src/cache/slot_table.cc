@@ -1,5 +1,7 @@
 #include "cache/slot_table.h"
 
+#include <fmt/format.h>
+
 #include <cassert>
 
 namespace flashdir::cache {
@@ -55,6 +57,103 @@ void SlotTable::load(std::span<const RecoveredSlot> slots) {
     flags_[found.slot] = kOccupied;
   });
   used_ = static_cast<std::uint32_t>(slots.size());
+}
+
+std::size_t SlotTable::image_bytes() const {
+  std::size_t bytes = 8 + flags_.size() + 4;
+  for (const auto& [file_id, file] : files_) bytes += 8 + file.pages.image_bytes();
+  return bytes;
+}
+
+Status SlotTable::save_image(LittleEndianWriter& out) const {
+  if (dirty_count_ != 0 || !dirty_files_.empty()) return Status::invalid_argument("the slot table holds dirty pages");
+  out.u32(used_);
+  out.u32(hand_);
+  for (std::uint8_t flags : flags_) out.u8(flags);
+  out.u32(static_cast<std::uint32_t>(files_.size()));
+  for (const auto& [file_id, file] : files_) {
+    out.u64(file_id);
+    file.pages.save_image(out);
+  }
+  return Status::ok();
+}
+
+Status SlotTable::restore_image(LittleEndianReader& in) {
+  assert(used_ == 0 && files_.empty());
+  auto refuse = [&](const std::string& why) {
+    files_.clear();
+    std::fill(flags_.begin(), flags_.end(), 0);
+    used_ = hand_ = 0;
+    page_table_bytes_ = 0;
+    return Status::corruption(fmt::format("the slot table's part: {}", why));
+  };
+  if (in.remaining() < 8 + flags_.size() + 4) return refuse("cut short");
+  const std::uint32_t used = in.u32();
+  const std::uint32_t hand = in.u32();
+  if (hand >= capacity() && capacity() > 0) return refuse("its CLOCK hand is past the last slot");
+  // Each file's tables must hold exactly the slots the store's entries give the file. Checked
+  // per file by a count and a sum of hashed slot numbers, each side read in its own order: a
+  // check that read each slot's entry from the tables would cost a cache miss per cached page,
+  // the very cost the image saves.
+  struct Tally {
+    std::uint32_t count = 0;
+    std::uint64_t sum = 0;
+    void add(SlotIndex slot) {
+      ++count;
+      sum += (std::uint64_t{slot} + 1) * 0x9E3779B97F4A7C15ULL;
+    }
+    bool operator==(const Tally&) const = default;
+  };
+  absl::flat_hash_map<std::uint64_t, Tally> expected;
+  std::uint64_t last_file = 0;
+  Tally* tally = nullptr;
+  for (SlotIndex slot = 0; slot < capacity(); ++slot) {
+    const std::uint8_t flags = in.u8();
+    flags_[slot] = flags;
+    if (flags == 0) continue;
+    if ((flags & ~(kOccupied | kReferenced)) != 0 || (flags & kOccupied) == 0) return refuse("a slot holds dirty or stray flags");
+    const std::uint64_t file_id = store_.file_id_of(slot);
+    if (file_id == 0) return refuse("a used slot has no entry in the store");
+    if (tally == nullptr || file_id != last_file) {
+      tally = &expected[file_id];
+      last_file = file_id;
+    }
+    tally->add(slot);
+  }
+  const std::uint32_t files = in.u32();
+  if (files != expected.size()) return refuse("it lists another number of files than the store's entries name");
+  std::vector<bool> seen(capacity(), false);
+  std::uint32_t placed = 0;
+  for (std::uint32_t f = 0; f < files; ++f) {
+    if (in.remaining() < 8) return refuse("cut short");
+    const std::uint64_t file_id = in.u64();
+    const auto wanted = expected.find(file_id);
+    if (wanted == expected.end()) return refuse("a page table names a file no entry holds");
+    Tally found;
+    auto take = [&](SlotIndex slot) {
+      if (slot >= capacity() || seen[slot]) return false;
+      seen[slot] = true;
+      found.add(slot);
+      return true;
+    };
+    auto pages = FilePages::restore_image(in, take);
+    if (!pages.is_ok()) return refuse(pages.status().message());
+    if (!(found == wanted->second)) return refuse("a file's page table holds other slots than the store gives it");
+    placed += pages->size();
+    page_table_bytes_ += pages->ram_bytes();
+    if (!files_.try_emplace(file_id, FileSlots{std::move(pages).value()}).second) return refuse("a file is listed twice");
+  }
+  if (placed != used) return refuse("its count of used slots is not that of its tables");
+  used_ = used;
+  hand_ = hand;
+  return Status::ok();
+}
+
+std::vector<std::uint64_t> SlotTable::file_ids() const {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(files_.size());
+  for (const auto& [file_id, file] : files_) ids.push_back(file_id);
+  return ids;
 }
 
 void SlotTable::remove(SlotIndex slot) {

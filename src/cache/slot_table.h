@@ -93,6 +93,16 @@ class SlotTable {
   // RAM this table holds, measured from its containers.
   std::size_t ram_bytes() const;
 
+  // The table's part of a restart image (cache/restart_image.h): every slot's flags and every
+  // file's page table as they are, with no dirty page (a clean close wrote them all back).
+  std::size_t image_bytes() const;
+  Status save_image(LittleEndianWriter& out) const;
+  // Takes the table save_image wrote into this empty table, whose store restore_image made
+  // from the same image; or says why the bytes cannot be it (then the table is left empty).
+  Status restore_image(LittleEndianReader& in);
+  // The files with cached pages.
+  std::vector<std::uint64_t> file_ids() const;
+
  private:
   struct FileSlots {
     FilePages pages;

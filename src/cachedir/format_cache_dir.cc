@@ -23,7 +23,8 @@ CacheDirPaths::CacheDirPaths(const fs::path& cache_dir)
     : dir(cache_dir),
       superblock(cache_dir / "superblock"),
       image(cache_dir / "nand.img"),
-      catalog(cache_dir / "catalog") {}
+      catalog(cache_dir / "catalog"),
+      restart_image(cache_dir / "restart.img") {}
 
 std::uint64_t default_ram_budget_bytes(std::uint64_t capacity_bytes) {
   return std::clamp<std::uint64_t>(capacity_bytes / 16, 4ULL << 20, 64ULL << 20);
@@ -61,7 +62,7 @@ Result<Contents> contents_of(const TrustedDir& dir, const CacheDirPaths& paths) 
     const std::string name = path.filename().string();
     if (path == paths.superblock) {
       contents.superblock = true;
-    } else if (path == paths.image || path == paths.catalog) {
+    } else if (path == paths.image || path == paths.catalog || path == paths.restart_image) {
       contents.parts = true;
       if (first_part.empty()) first_part = name;
     } else if (name != kLockFileName && name != kLogFileName && contents.foreign.empty()) {
@@ -103,7 +104,7 @@ Status prepare_directory(const TrustedDir& dir, const CacheDirPaths& paths, bool
   if (force) {
     // The superblock goes first: without it the rest is not a cache, whatever happens next.
     std::error_code ec;
-    for (const fs::path& entry : {paths.superblock, paths.image, paths.catalog}) {
+    for (const fs::path& entry : {paths.superblock, paths.image, paths.catalog, paths.restart_image}) {
       fs::remove_all(entry, ec);
       if (ec) return Status::io_error(fmt::format("cannot remove {}: {}", entry.string(), ec.message()));
     }

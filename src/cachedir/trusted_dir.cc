@@ -92,6 +92,7 @@ Status check_entries(int dir_fd, const fs::path& dir, Findings& findings) {
   const Entry entries[] = {{paths.superblock.filename().string(), false},
                            {paths.image.filename().string(), false},
                            {paths.catalog.filename().string(), true},
+                           {paths.restart_image.filename().string(), false},
                            {kLockFileName, false},
                            {kLogFileName, false}};
   for (const Entry& entry : entries) {

@@ -236,7 +236,10 @@ Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& requ
     return mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string()));
   const auto restart = mounted.value()->engine().stats().restart;
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
-               restart.clean_shutdown ? "clean" : "recovered after an unclean stop", restart.usable_slots,
+               restart.from_restart_image ? "clean, from the restart image"
+               : restart.clean_shutdown   ? "clean"
+                                          : "recovered after an unclean stop",
+               restart.usable_slots,
                restart.dropped_slots + restart.orphan_slots, restart.usable_fraction);
   if (restart.dirty_slots != 0) {
     spdlog::info("write-back: {} dirty pages found, {} written back to their files", restart.dirty_slots,

@@ -133,6 +133,7 @@ Ftl::RamSplit Ftl::ram_split() const {
   return {usage.budget_bytes, usage.mapping_bytes, usage.buffer_bytes, usage.mapping_partition_bytes};
 }
 const RecoveryReport& Ftl::recovery() const { return core_->recovery_report(); }
+std::uint64_t Ftl::checkpoint_generation() const { return core_->checkpoint_generation(); }
 std::vector<Lpn> Ftl::lost_lpns() const {
   std::vector<Lpn> lost;
   lost.reserve(core_->lost_lpns().size());

@@ -86,6 +86,7 @@ class FtlCore final : public TranslationPages {
   std::uint64_t durable_sequence() const { return durable_sequence_; }
   FtlStats stats() const;
   const RecoveryReport& recovery_report() const { return recovery_; }
+  std::uint64_t checkpoint_generation() const { return checkpoint_generation_; }
   const std::set<std::uint64_t>& lost_lpns() const { return lost_lpns_; }
   std::vector<Lpn> take_newly_lost_lpns();
   const FtlLayout& layout() const { return layout_; }

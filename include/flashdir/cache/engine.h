@@ -84,6 +84,7 @@ struct RestartReport {
   std::uint64_t saved_dirty_slots = 0;
   std::vector<std::string> saved_files;
   double usable_fraction = 1.0;      // usable / (usable + dropped + orphans); 1 when nothing was cached
+  bool from_restart_image = false;   // a clean restart that read the restart image, not the metadata pages
   double seconds = 0;                // wall time of the whole restart
 };
 
@@ -153,6 +154,10 @@ class FileIdLimit {
 struct EngineServices {
   LostFound* lost_found = nullptr;  // without: dirty pages nobody can prove are only counted lost
   FileIdLimit* file_ids = nullptr;  // without: the catalog's own next id is trusted
+  // The body of a restart image saved by the last clean close, read and checked against this
+  // chip by the caller (MountedCache: cache/restart_image.h): a clean open takes it instead of
+  // reading every metadata page, if it fits this cache.
+  const std::vector<std::uint8_t>* restart_image = nullptr;
 };
 
 class EngineCore;
@@ -256,6 +261,10 @@ class Engine {
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();
+  // After close(): the body of a restart image (what the next clean open would otherwise
+  // rebuild from every metadata page), for the caller to save with the FTL's final checkpoint
+  // generation (MountedCache). An error if the close left anything the image cannot hold.
+  Result<std::vector<std::uint8_t>> restart_image_body();
 
   EngineStats stats() const;
   // The FTL's counters (chip operations, GC, write amplification, erase counts, RAM split),

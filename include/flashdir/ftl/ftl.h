@@ -133,6 +133,9 @@ class Ftl {
   };
   RamSplit ram_split() const;
   const RecoveryReport& recovery() const;
+  // The generation of the newest checkpoint on the chip (loaded by open, or written since:
+  // by recovery, a flush, close). A clean open finds the one the last close wrote.
+  std::uint64_t checkpoint_generation() const;
   // Every lost LPN, ascending (see "Lost pages" above).
   std::vector<Lpn> lost_lpns() const;
   // The LPNs lost since the previous call (or the open), ascending; each is handed out once.

@@ -40,4 +40,29 @@ std::size_t FileRefs::ram_bytes() const {
          by_id_.bucket_count() * (1 + sizeof(std::pair<const std::uint64_t, std::uint32_t>));
 }
 
+std::vector<std::uint64_t> FileRefs::file_ids() const {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(files_.size());
+  for (const File& file : files_) ids.push_back(file.holders > 0 ? file.file_id : 0);
+  return ids;
+}
+
+bool FileRefs::restore(const std::vector<std::uint64_t>& file_ids, const std::vector<std::uint32_t>& holders) {
+  if (file_ids.empty() || file_ids[0] != 0 || holders.size() != file_ids.size() || holders[0] != 0) return false;
+  files_.assign(file_ids.size(), File{});
+  by_id_.clear();
+  free_.clear();
+  last_ref_ = 0;
+  for (std::uint32_t n = 1; n < file_ids.size(); ++n) {
+    if ((file_ids[n] == 0) != (holders[n] == 0)) return false;
+    if (holders[n] == 0) {
+      free_.push_back(n);
+      continue;
+    }
+    if (!by_id_.try_emplace(file_ids[n], n).second) return false;
+    files_[n] = {file_ids[n], holders[n]};
+  }
+  return true;
+}
+
 }  // namespace flashdir::cache::meta

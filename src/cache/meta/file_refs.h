@@ -24,6 +24,13 @@ class FileRefs {
   // RAM held, measured from the containers.
   std::size_t ram_bytes() const;
 
+  // The file id of every number below number_limit() (0 where free), for a restart image.
+  std::vector<std::uint64_t> file_ids() const;
+  // The numbers a restart image recorded: `file_ids` by number (0: free), each number held by
+  // `holders[n]` entries. False if they cannot be (a number 0 in use, an id twice, a holder
+  // count on a free number).
+  bool restore(const std::vector<std::uint64_t>& file_ids, const std::vector<std::uint32_t>& holders);
+
  private:
   struct File {
     std::uint64_t file_id = 0;

@@ -41,6 +41,7 @@
 #include "cache/meta/pending_drops.h"
 #include "cache/meta/unfinished_window.h"
 #include "flashdir/cache/options.h"
+#include "flashdir/endian.h"
 #include "flashdir/format.h"
 #include "flashdir/ftl/ftl.h"
 #include "flashdir/status.h"
@@ -166,6 +167,15 @@ class MetadataStore {
   Status forget(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t count);
   // After the caller's final FTL flush: every change on the chip, then the clean mark.
   Status close_clean();
+
+  // The store's part of a restart image (cache/restart_image.h), after close_clean(): its RAM
+  // entries and file numbers, which say what the metadata pages say. metadata_image.cc.
+  std::size_t image_bytes() const;
+  Status save_image(LittleEndianWriter& out) const;
+  // The store as save_image left it, over a chip unchanged since (the caller checked that), or
+  // why the bytes cannot be such a store. Reads no metadata page.
+  static Result<std::unique_ptr<MetadataStore>> restore_image(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme,
+                                                             LittleEndianReader& in);
 
   MetadataCounters counters() const { return counters_; }
   const SlotLayout& layout() const { return layout_; }
