@@ -73,17 +73,22 @@ Result<std::optional<std::vector<std::uint8_t>>> take_restart_image(const CacheD
                                                                     bool closed_cleanly, const Ftl& ftl) {
   std::optional<std::vector<std::uint8_t>> body;
   auto read = read_restart_image(paths.restart_image, {uuid, ftl.checkpoint_generation()});
-  if (read.status().code() == StatusCode::not_found) return body;
-  if (!closed_cleanly || !ftl.recovery().clean) {
-    spdlog::warn("the restart image {} is not used: the cache did not close cleanly since it was saved",
-                 paths.restart_image.string());
-  } else if (!read.is_ok()) {
-    spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(), read.status().message());
-  } else {
+  const bool chip_as_saved = closed_cleanly && ftl.recovery().clean;
+  if (read.is_ok() && chip_as_saved) {
     body = std::move(read).value();
+  } else if (read.status().code() != StatusCode::not_found) {
+    spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(),
+                 chip_as_saved ? read.status().message() : "the cache did not close cleanly since it was saved");
   }
-  if (::unlink(paths.restart_image.c_str()) != 0 && errno != ENOENT) return errno_status("removing " + paths.restart_image.string());
-  FLASHDIR_TRY(sync_directory(paths.dir));
+  bool removed = false;
+  for (const std::filesystem::path& file : {paths.restart_image, restart_image_temporary(paths.restart_image)}) {
+    if (::unlink(file.c_str()) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      return errno_status("removing " + file.string());
+    }
+  }
+  if (removed) FLASHDIR_TRY(sync_directory(paths.dir));
   return body;
 }
 

@@ -19,6 +19,8 @@ constexpr std::size_t kHeaderChecksumOffset = 56;
 
 }  // namespace
 
+std::filesystem::path restart_image_temporary(const std::filesystem::path& path) { return path.string() + ".new"; }
+
 Status write_restart_image(const std::filesystem::path& path, const RestartImageKey& key,
                            const std::vector<std::uint8_t>& body) {
   std::vector<std::uint8_t> header(kHeaderSize, 0);
@@ -32,18 +34,17 @@ Status write_restart_image(const std::filesystem::path& path, const RestartImage
   h.u64(format::xxh3(body));
   h.u64(format::xxh3(ConstByteSpan(header).first(kHeaderChecksumOffset)));
 
-  const std::filesystem::path temporary = path.string() + ".new";
+  const std::filesystem::path temporary = restart_image_temporary(path);
   UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return errno_status(fmt::format("creating {}", temporary.string()));
-  FLASHDIR_TRY(pwrite_all(fd.get(), header, 0, "restart image header"));
-  FLASHDIR_TRY(pwrite_all(fd.get(), body, kHeaderSize, "restart image"));
+  Status written = pwrite_all(fd.get(), header, 0, "restart image header");
+  if (written.is_ok()) written = pwrite_all(fd.get(), body, kHeaderSize, "restart image");
   fd = UniqueFd();
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const Status failed = errno_status(fmt::format("renaming {} to {}", temporary.string(), path.string()));
-    ::unlink(temporary.c_str());
-    return failed;
+  if (written.is_ok() && ::rename(temporary.c_str(), path.c_str()) != 0) {
+    written = errno_status(fmt::format("renaming {} to {}", temporary.string(), path.string()));
   }
-  return Status::ok();
+  if (!written.is_ok()) ::unlink(temporary.c_str());  // a full disk, say: nothing half-written stays
+  return written;
 }
 
 Result<std::vector<std::uint8_t>> read_restart_image(const std::filesystem::path& path, const RestartImageKey& key) {

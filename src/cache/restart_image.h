@@ -24,11 +24,14 @@ struct RestartImageKey {
 };
 
 // Writes `body` (Engine::restart_image_body) under `key` at `path`, replacing any: a temporary
-// file beside it, renamed over. Not synced: a copy a host crash leaves torn fails its checksum.
+// file beside it (restart_image_temporary), renamed over, removed if the write fails. Not
+// synced: a copy a host crash leaves torn fails its checksum.
 Status write_restart_image(const std::filesystem::path& path, const RestartImageKey& key,
                            const std::vector<std::uint8_t>& body);
 // The body saved under `key` at `path`: not_found if there is no image, an error saying why
 // otherwise (another cache's, another chip state's, torn or damaged).
 Result<std::vector<std::uint8_t>> read_restart_image(const std::filesystem::path& path, const RestartImageKey& key);
+// Where write_restart_image writes before the rename (a crash may leave it: the open removes it).
+std::filesystem::path restart_image_temporary(const std::filesystem::path& path);
 
 }  // namespace flashdir::cache
