@@ -60,16 +60,16 @@ void SlotTable::load(std::span<const RecoveredSlot> slots) {
 }
 
 std::size_t SlotTable::image_bytes() const {
-  std::size_t bytes = 8 + flags_.size() + 4;
+  std::size_t bytes = 4 + flags_.size() + 4;
   for (const auto& [file_id, file] : files_) bytes += 8 + file.pages.image_bytes();
   return bytes;
 }
 
 Status SlotTable::save_image(LittleEndianWriter& out) const {
-  if (dirty_count_ != 0 || !dirty_files_.empty()) return Status::invalid_argument("the slot table holds dirty pages");
+  if (dirty_count_ != 0) return Status::invalid_argument("the slot table holds dirty pages");
   out.u32(used_);
-  out.u32(hand_);
-  for (std::uint8_t flags : flags_) out.u8(flags);
+  // Occupied or not: CLOCK starts afresh, as after a restart from the metadata pages.
+  for (std::uint8_t flags : flags_) out.u8(flags & kOccupied);
   out.u32(static_cast<std::uint32_t>(files_.size()));
   for (const auto& [file_id, file] : files_) {
     out.u64(file_id);
@@ -87,10 +87,8 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
     page_table_bytes_ = 0;
     return Status::corruption(fmt::format("the slot table's part: {}", why));
   };
-  if (in.remaining() < 8 + flags_.size() + 4) return refuse("cut short");
+  if (in.remaining() < 4 + flags_.size() + 4) return refuse("cut short");
   const std::uint32_t used = in.u32();
-  const std::uint32_t hand = in.u32();
-  if (hand >= capacity() && capacity() > 0) return refuse("its CLOCK hand is past the last slot");
   // Each file's tables must hold exactly the slots the store's entries give the file. Checked
   // per file by a count and a sum of hashed slot numbers, each side read in its own order: a
   // check that read each slot's entry from the tables would cost a cache miss per cached page,
@@ -111,7 +109,7 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
     const std::uint8_t flags = in.u8();
     flags_[slot] = flags;
     if (flags == 0) continue;
-    if ((flags & ~(kOccupied | kReferenced)) != 0 || (flags & kOccupied) == 0) return refuse("a slot holds dirty or stray flags");
+    if (flags != kOccupied) return refuse("a slot holds flags other than occupied");
     const std::uint64_t file_id = store_.file_id_of(slot);
     if (file_id == 0) return refuse("a used slot has no entry in the store");
     if (tally == nullptr || file_id != last_file) {
@@ -145,7 +143,6 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
   }
   if (placed != used) return refuse("its count of used slots is not that of its tables");
   used_ = used;
-  hand_ = hand;
   return Status::ok();
 }
 

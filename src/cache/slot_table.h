@@ -93,8 +93,10 @@ class SlotTable {
   // RAM this table holds, measured from its containers.
   std::size_t ram_bytes() const;
 
-  // The table's part of a restart image (cache/restart_image.h): every slot's flags and every
-  // file's page table as they are, with no dirty page (a clean close wrote them all back).
+  // The table's part of a restart image (cache/restart_image.h): which slots are occupied and
+  // every file's page table as it is, with no dirty page (a clean close wrote them all back).
+  // CLOCK starts afresh (every page unreferenced, the hand at the first slot), as after a
+  // restart from the metadata pages.
   std::size_t image_bytes() const;
   Status save_image(LittleEndianWriter& out) const;
   // Takes the table save_image wrote into this empty table, whose store restore_image made

@@ -43,7 +43,8 @@ Status EngineRig::open_engine() {
   // what a cut keeps must not depend on timing, unless the test asked for it.
   cache::EngineOptions options = options_;
   if (!background_commits_) options.commit_interval_ms = 0;
-  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get(), &file_ids_});
+  auto engine = cache::Engine::open(*ftl_, *catalog_, *backing_, options,
+                                    cache::EngineServices{lost_found_.get(), &file_ids_, restart_image_});
   if (!engine.is_ok()) return engine.status();
   engine_ = std::move(engine).value();
   return Status::ok();
@@ -121,6 +122,26 @@ Status EngineRig::commit_in_background() {
 }
 
 Status EngineRig::restart() { return reopen_with(options_); }
+
+Result<bool> EngineRig::restart_from_image(const std::function<void(std::vector<std::uint8_t>&)>& edit) {
+  FLASHDIR_TRY(engine_->close());
+  auto image = engine_->restart_image_body();
+  if (!image.is_ok()) return image.status();
+  if (edit) edit(*image);
+  engine_.reset();
+  FLASHDIR_TRY(ftl_->close());
+  ftl_.reset();
+  faulty_.reset();
+  chip_.reopen();
+  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
+  if (!ftl.is_ok()) return ftl.status();
+  ftl_ = std::move(ftl).value();
+  restart_image_ = &*image;
+  const Status opened = open_engine();
+  restart_image_ = nullptr;
+  FLASHDIR_TRY(opened);
+  return engine_->stats().restart.from_restart_image;
+}
 
 Status EngineRig::reopen_with(const cache::EngineOptions& options) {
   FLASHDIR_TRY(engine_->close());
