@@ -128,14 +128,7 @@ Result<bool> EngineRig::restart_from_image(const std::function<void(std::vector<
   auto image = engine_->restart_image_body();
   if (!image.is_ok()) return image.status();
   if (edit) edit(*image);
-  engine_.reset();
-  FLASHDIR_TRY(ftl_->close());
-  ftl_.reset();
-  faulty_.reset();
-  chip_.reopen();
-  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
-  if (!ftl.is_ok()) return ftl.status();
-  ftl_ = std::move(ftl).value();
+  FLASHDIR_TRY(close_and_reopen_ftl());
   restart_image_ = &*image;
   const Status opened = open_engine();
   restart_image_ = nullptr;
@@ -145,6 +138,12 @@ Result<bool> EngineRig::restart_from_image(const std::function<void(std::vector<
 
 Status EngineRig::reopen_with(const cache::EngineOptions& options) {
   FLASHDIR_TRY(engine_->close());
+  FLASHDIR_TRY(close_and_reopen_ftl());
+  options_ = options;
+  return open_engine();
+}
+
+Status EngineRig::close_and_reopen_ftl() {
   engine_.reset();
   FLASHDIR_TRY(ftl_->close());
   ftl_.reset();
@@ -153,8 +152,7 @@ Status EngineRig::reopen_with(const cache::EngineOptions& options) {
   auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
-  options_ = options;
-  return open_engine();
+  return Status::ok();
 }
 
 Status EngineRig::use_renumbering_backing(bool claims_stable) {

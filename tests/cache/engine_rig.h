@@ -85,6 +85,8 @@ class EngineRig {
 
  private:
   Status open_engine();
+  // After the engine's close: the engine dropped, the FTL closed and opened again.
+  Status close_and_reopen_ftl();
   // Flips a bit of the page `lpn` maps to, in the medium (after a flush).
   void damage_lpn(Lpn lpn);
   // Drops the engine and FTL without closing, and opens the FTL again over a fresh view of

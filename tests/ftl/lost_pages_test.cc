@@ -54,6 +54,18 @@ struct Rig {
     return version_of(lpn, page);
   }
 
+  // Formats and writes LPNs [0, 3P) a block at a time (version 1); returns the FTL and the
+  // block holding LPNs [P, 2P), which starts at its first page.
+  std::pair<std::unique_ptr<Ftl>, BlockNumber> format_three_blocks() {
+    const std::uint32_t P = g.pages_per_block;
+    auto ftl = format();
+    REQUIRE_OK(ftl);
+    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(g, first, P, 1)));
+    const BlockNumber block = g.block_of(page_of(**ftl, P));
+    REQUIRE(page_of(**ftl, P) == g.first_page(block));
+    return {std::move(ftl).value(), block};
+  }
+
   // Flips one bit of the data of `page` in the medium: every read of it fails verification.
   void damage_data(Ppn page) {
     std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
@@ -91,12 +103,9 @@ TEST_CASE("a block that vanished after the checkpoint sends recovery to the whol
   const std::uint32_t P = rig.g.pages_per_block;
   BlockNumber block;
   {
-    auto ftl = rig.format();
-    REQUIRE_OK(ftl);
-    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(rig.g, first, P, 1)));
-    block = rig.g.block_of(rig.page_of(**ftl, P));
-    REQUIRE(rig.page_of(**ftl, P) == rig.g.first_page(block));
-    REQUIRE_OK((*ftl)->close());  // the checkpoint holds the block's P pages valid
+    auto [ftl, written] = rig.format_three_blocks();
+    block = written;
+    REQUIRE_OK(ftl->close());  // the checkpoint holds the block's P pages valid
   }
   std::uint64_t last = 0;  // in another translation page than the block's LPNs
   {
@@ -127,12 +136,7 @@ TEST_CASE("recovery after a few writes moves the checkpoint's block table forwar
   INFO(format::mapping_scheme_name(scheme));
   Rig rig(scheme);
   const std::uint32_t P = rig.g.pages_per_block;
-  {
-    auto ftl = rig.format();
-    REQUIRE_OK(ftl);
-    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(rig.g, first, P, 1)));
-    REQUIRE_OK((*ftl)->close());
-  }
+  REQUIRE_OK(rig.format_three_blocks().first->close());
   {
     auto ftl = rig.open();
     REQUIRE_OK(ftl);
@@ -161,12 +165,9 @@ TEST_CASE("LPNs whose pages vanished before recovery read as errors, never zeros
   const std::uint32_t P = rig.g.pages_per_block;
   BlockNumber block;
   {
-    auto ftl = rig.format();
-    REQUIRE_OK(ftl);
-    for (std::uint64_t first = 0; first < 3 * P; first += P) REQUIRE_OK((*ftl)->write(Lpn(first), P, run_data(rig.g, first, P, 1)));
-    REQUIRE_OK((*ftl)->flush());
-    block = rig.g.block_of(rig.page_of(**ftl, P));
-    REQUIRE(rig.page_of(**ftl, P) == rig.g.first_page(block));
+    auto [ftl, written] = rig.format_three_blocks();
+    block = written;
+    REQUIRE_OK(ftl->flush());
     // Dropped without close(): the next open recovers.
   }
   BlockState state = rig.store->block_state(block);
