@@ -72,13 +72,13 @@ Status check_catalog_belongs(Catalog& catalog, const format::Superblock& superbl
 Result<std::optional<std::vector<std::uint8_t>>> take_restart_image(const CacheDirPaths& paths, const format::Uuid& uuid,
                                                                     bool closed_cleanly, const Ftl& ftl) {
   std::optional<std::vector<std::uint8_t>> body;
-  auto read = read_restart_image(paths.restart_image, {uuid, ftl.checkpoint_generation()});
-  const bool chip_as_saved = closed_cleanly && ftl.recovery().clean;
-  if (read.is_ok() && chip_as_saved) {
-    body = std::move(read).value();
-  } else if (read.status().code() != StatusCode::not_found) {
-    spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(),
-                 chip_as_saved ? read.status().message() : "the cache did not close cleanly since it was saved");
+  if (closed_cleanly && ftl.recovery().clean) {
+    auto read = read_restart_image(paths.restart_image, {uuid, ftl.checkpoint_generation()});
+    if (read.is_ok()) {
+      body = std::move(read).value();
+    } else if (read.status().code() != StatusCode::not_found) {
+      spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(), read.status().message());
+    }
   }
   bool removed = false;
   for (const std::filesystem::path& file : {paths.restart_image, restart_image_temporary(paths.restart_image)}) {

@@ -13,7 +13,8 @@ namespace flashdir::cache {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x31545253524446ULL;  // "FDRSRT1" in LE
-constexpr std::uint32_t kVersion = 1;
+// Version 1 (never in a release) kept CLOCK's hand and reference bits.
+constexpr std::uint32_t kVersion = 2;
 constexpr std::size_t kHeaderSize = 64;
 constexpr std::size_t kHeaderChecksumOffset = 56;
 

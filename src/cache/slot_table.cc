@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 
 namespace flashdir::cache {
@@ -61,7 +62,7 @@ void SlotTable::load(std::span<const RecoveredSlot> slots) {
 
 std::size_t SlotTable::image_bytes() const {
   std::size_t bytes = 4 + flags_.size() + 4;
-  for (const auto& [file_id, file] : files_) bytes += 8 + file.pages.image_bytes();
+  for (const auto& [file_id, file] : files_) bytes += file.pages.empty() ? 0 : 8 + file.pages.image_bytes();
   return bytes;
 }
 
@@ -70,8 +71,11 @@ Status SlotTable::save_image(LittleEndianWriter& out) const {
   out.u32(used_);
   // Occupied or not: CLOCK starts afresh, as after a restart from the metadata pages.
   for (std::uint8_t flags : flags_) out.u8(flags & kOccupied);
-  out.u32(static_cast<std::uint32_t>(files_.size()));
+  // A file the flusher's queue still lists may have no page left: it has no table to save.
+  const auto with_pages = std::count_if(files_.begin(), files_.end(), [](const auto& f) { return !f.second.pages.empty(); });
+  out.u32(static_cast<std::uint32_t>(with_pages));
   for (const auto& [file_id, file] : files_) {
+    if (file.pages.empty()) continue;
     out.u64(file_id);
     file.pages.save_image(out);
   }
@@ -92,13 +96,17 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
   // Each file's tables must hold exactly the slots the store's entries give the file. Checked
   // per file by a count and a sum of hashed slot numbers, each side read in its own order: a
   // check that read each slot's entry from the tables would cost a cache miss per cached page,
-  // the very cost the image saves.
+  // the very cost the image saves. The hash is not linear in the slot number (a plain sum would
+  // pass {1, 4} for {2, 3}).
   struct Tally {
     std::uint32_t count = 0;
     std::uint64_t sum = 0;
     void add(SlotIndex slot) {
+      std::uint64_t h = std::uint64_t{slot} + 0x9E3779B97F4A7C15ULL;  // splitmix64's finalizer
+      h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
       ++count;
-      sum += (std::uint64_t{slot} + 1) * 0x9E3779B97F4A7C15ULL;
+      sum += h ^ (h >> 31);
     }
     bool operator==(const Tally&) const = default;
   };
@@ -108,9 +116,12 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
   for (SlotIndex slot = 0; slot < capacity(); ++slot) {
     const std::uint8_t flags = in.u8();
     flags_[slot] = flags;
-    if (flags == 0) continue;
-    if (flags != kOccupied) return refuse("a slot holds flags other than occupied");
     const std::uint64_t file_id = store_.file_id_of(slot);
+    if (flags == 0) {
+      if (file_id != 0) return refuse("a free slot has an entry in the store");
+      continue;
+    }
+    if (flags != kOccupied) return refuse("a slot holds flags other than occupied");
     if (file_id == 0) return refuse("a used slot has no entry in the store");
     if (tally == nullptr || file_id != last_file) {
       tally = &expected[file_id];
@@ -129,7 +140,7 @@ Status SlotTable::restore_image(LittleEndianReader& in) {
     if (wanted == expected.end()) return refuse("a page table names a file no entry holds");
     Tally found;
     auto take = [&](SlotIndex slot) {
-      if (slot >= capacity() || seen[slot]) return false;
+      if (slot >= capacity() || seen[slot] || flags_[slot] != kOccupied) return false;
       seen[slot] = true;
       found.add(slot);
       return true;
