@@ -112,8 +112,9 @@ void restart(std::string& out, const Json& s) {
   const std::uint64_t usable = count(s, "cache", "restart_usable_slots");
   const double took = number(s, "cache", "restart_seconds");
   if (flag(s, "cache", "restart_clean_shutdown")) {
-    line(out, "Restart", fmt::format("after a clean shutdown: {} kept ({}), in {}", plural(usable, "page"),
-                                     bytes(usable * page_size_bytes(s)), duration(took)));
+    line(out, "Restart", fmt::format("after a clean shutdown: {} kept ({}), in {}{}", plural(usable, "page"),
+                                     bytes(usable * page_size_bytes(s)), duration(took),
+                                     flag(s, "cache", "restart_from_image") ? " from the restart image" : ""));
     return;
   }
   const std::uint64_t found = usable + count(s, "cache", "restart_dropped_slots") + count(s, "cache", "restart_orphan_slots");

@@ -10,6 +10,7 @@ not in the kernel's pages).
 """
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -74,6 +75,9 @@ def taken_and_removed(check, top):
     with rig.mount() as mount:
         stats = rig.expect_restart(mount, True, "a clean unmount saved it")
         check.check(stats["restart_usable_slots"] == 72, f"taken: 72 pages usable: {stats['restart_usable_slots']}")
+        summary = subprocess.run([harness.flashdir_binary(), "stats", rig.mnt], capture_output=True, text=True,
+                                 check=False).stdout
+        check.check("from the restart image" in summary, f"taken: `flashdir stats` says so: {summary}")
         rig.read_all_right()
         after = cache_stats(rig.mnt)
         check.check(after["read_hit_pages"] - stats["read_hit_pages"] == 64,
