@@ -217,6 +217,10 @@ TEST_CASE("the entries flashdir opens must be its own: no link, no other owner, 
     fs::create_hard_link(tmp / "victim1", paths.image);
     CHECK_THAT(refusal(cache), Catch::Contains("nand.img has 2 names"));
   }
+  SECTION("a link planted as the restart image") {
+    fs::create_symlink(tmp / "victim1", paths.restart_image);
+    CHECK_THAT(refusal(cache), Catch::Contains("restart.img is a symbolic link"));
+  }
   SECTION("a lock others may write") {
     std::ofstream(cache / "daemon.lock") << "1";
     fs::permissions(cache / "daemon.lock", fs::perms::others_write, fs::perm_options::add);
