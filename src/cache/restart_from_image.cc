@@ -74,7 +74,6 @@ Result<bool> EngineCore::restore_from_image(const std::vector<std::uint8_t>& bod
   restart_.clean_shutdown = true;
   restart_.from_restart_image = true;
   restart_.usable_slots = slots_->used();
-  restart_.usable_fraction = 1.0;
   FLASHDIR_TRY(settle_unwritten_marks(0));
   return true;
 }

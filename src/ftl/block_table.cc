@@ -82,13 +82,7 @@ void BlockTable::clear_validity() {
 }
 
 void BlockTable::recount_valid_pages() {
-  for (std::uint64_t b = 0; b < blocks_.size(); ++b) {
-    std::uint32_t valid = 0;
-    for (std::uint64_t p = b * pages_per_block_; p < (b + 1) * pages_per_block_; ++p) {
-      valid += static_cast<std::uint32_t>((bits_[p / 64] >> (p % 64)) & 1);
-    }
-    blocks_[b].valid_pages = valid;
-  }
+  for (std::uint64_t b = 0; b < blocks_.size(); ++b) blocks_[b].valid_pages = valid_pages_in(bits_, b, pages_per_block_);
 }
 
 }  // namespace flashdir::ftl

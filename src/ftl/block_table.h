@@ -39,6 +39,16 @@ inline bool holds_data(BlockKind kind) {
   return kind == BlockKind::hot_data || kind == BlockKind::cold_data || kind == BlockKind::gc_data;
 }
 
+// The pages of `block` set in a validity bitmap (one bit per physical page).
+inline std::uint32_t valid_pages_in(const std::vector<std::uint64_t>& validity, std::uint64_t block,
+                                    std::uint32_t pages_per_block) {
+  std::uint32_t valid = 0;
+  for (std::uint64_t p = block * pages_per_block; p < (block + 1) * pages_per_block; ++p) {
+    valid += static_cast<std::uint32_t>((validity[p / 64] >> (p % 64)) & 1);
+  }
+  return valid;
+}
+
 struct BlockInfo {
   BlockState state = BlockState::free;
   BlockKind kind = BlockKind::none;

@@ -132,12 +132,7 @@ Result<CheckpointState> decode_checkpoint(ConstByteSpan bytes, const FtlLayout& 
   state.lost.resize(lost_words(state.logical_pages));
   for (auto& word : state.lost) word = body.u64();
   for (std::uint64_t block = 0; block < g.block_count; ++block) {
-    std::uint32_t valid = 0;
-    for (std::uint32_t i = 0; i < g.pages_per_block; ++i) {
-      const std::uint64_t p = block * g.pages_per_block + i;
-      valid += static_cast<std::uint32_t>((state.validity[p / 64] >> (p % 64)) & 1);
-    }
-    state.blocks[block].valid_pages = valid;
+    state.blocks[block].valid_pages = valid_pages_in(state.validity, block, g.pages_per_block);
   }
   return state;
 }
