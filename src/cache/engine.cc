@@ -67,6 +67,8 @@ nlohmann::ordered_json stats_object(const EngineStats& s) {
       {"restart_usable_fraction", s.restart.usable_fraction},
       {"restart_seconds", s.restart.seconds},
       {"restart_from_image", s.restart.from_restart_image},
+      {"restart_image_parts_damaged", s.restart.image_parts_damaged},
+      {"restart_image_slots_lost", s.restart.image_slots_lost},
   };
 }
 
@@ -127,7 +129,9 @@ Status Engine::release(FileHandle file) { return core_->release(file); }
 Status Engine::rename(std::string_view from, std::string_view to) { return core_->rename(from, to); }
 Status Engine::unlink(std::string_view relative_path) { return core_->unlink(relative_path); }
 Status Engine::close() { return core_->close(); }
-Result<std::vector<std::uint8_t>> Engine::restart_image_body() { return core_->restart_image_body(); }
+Result<std::vector<std::uint8_t>> Engine::save_restart_image(RestartImageWriter& parts) {
+  return core_->save_restart_image(parts);
+}
 EngineStats Engine::stats() const { return core_->stats(); }
 FtlStats Engine::ftl_stats() const { return core_->ftl_stats(); }
 

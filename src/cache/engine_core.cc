@@ -83,7 +83,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
     }
     bool restored = false;
     if (services.restart_image != nullptr) {
-      auto from_image = core->restore_from_image(*services.restart_image, options.metadata, *catalog_next);
+      auto from_image = core->restore_from_image(services.restart_image, options.metadata, *catalog_next);
       if (!from_image.is_ok()) return from_image.status();
       restored = *from_image;
     }
@@ -656,6 +656,8 @@ EngineStats EngineCore::stats() const {
   std::lock_guard cache(cache_mutex_);
   s.capacity_pages = slots_->capacity();
   s.cached_pages = slots_->used();
+  s.restart.image_parts_damaged = store_->image_chunks_damaged() + slots_->image_tables_damaged();
+  s.restart.image_slots_lost = store_->image_entries_lost();
   s.dirty_pages = slots_->dirty_count();
   s.unprotected_pages = store_->unprotected_writes();
   const MetadataCounters meta = store_->counters();

@@ -85,8 +85,8 @@ class EngineCore {
   std::vector<UnwrittenFile> files_with_unwritten_data();
   bool holds_unwritten_data(FileHandle handle);
   Status close();
-  // After close(): what a restart image holds (Engine::restart_image_body).
-  Result<std::vector<std::uint8_t>> restart_image_body();
+  // After close(): a restart image's parts into `parts`, its index returned (Engine::save_restart_image).
+  Result<std::vector<std::uint8_t>> save_restart_image(RestartImageWriter& parts);
   EngineStats stats() const;
   FtlStats ftl_stats() const;
 
@@ -120,10 +120,11 @@ class EngineCore {
   // `catalog_next`: the catalog's next file id as it was found; a page of a later id proves the
   // catalog lost records.
   Status recover(const RecoveredSlots& recovered, IdentityRule recorded_rule, std::uint64_t catalog_next);
-  // A clean restart from a restart image's body instead of the metadata pages (true), or false
-  // with the reason logged and nothing changed, when the image does not fit this cache or names
-  // a file the catalog no longer knows. restart_from_image.cc.
-  Result<bool> restore_from_image(const std::vector<std::uint8_t>& body, MetadataScheme scheme,
+  // A clean restart from a restart image instead of the metadata pages (true), or false with
+  // the reason logged and nothing changed, when its index does not fit this cache or names a
+  // file the catalog no longer knows. The image's parts are read as they are needed.
+  // restart_from_image.cc.
+  Result<bool> restore_from_image(std::shared_ptr<const RestartImage> image, MetadataScheme scheme,
                                   std::uint64_t catalog_next);
   // Restart: the dirty pages found go back to their files, each proven to be the file the
   // catalog recorded; the others are saved in lost+found.

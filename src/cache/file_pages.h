@@ -73,9 +73,12 @@ class FilePages {
   // Removes `slot`, which is in the table; page_of must still answer for every slot in it.
   template <typename PageOf>
   void erase(SlotIndex slot, const PageOf& page_of) {
+    assert(!buckets_.empty());
+    if (buckets_.empty()) return;
     std::size_t hole = home(page_of(slot), buckets_.size());
     while (buckets_[hole] != slot) {
       assert(buckets_[hole] != kEmpty);
+      if (buckets_[hole] == kEmpty) return;  // not here after all: never loop for ever
       hole = next(hole);
     }
     // Backward shift: each following entry that may not stay behind the hole moves into it.

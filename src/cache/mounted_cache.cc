@@ -69,17 +69,18 @@ Status check_catalog_belongs(Catalog& catalog, const format::Superblock& superbl
 // said clean and the FTL opened clean at the checkpoint generation the image was saved with.
 // The file goes (durably) before anything changes the cache, whether it is used or not: a
 // later open must never meet a copy of a state the cache has left.
-Result<std::optional<std::vector<std::uint8_t>>> take_restart_image(const CacheDirPaths& paths, const format::Uuid& uuid,
-                                                                    bool closed_cleanly, const Ftl& ftl) {
-  std::optional<std::vector<std::uint8_t>> body;
+Result<std::shared_ptr<const RestartImage>> take_restart_image(const CacheDirPaths& paths, const format::Uuid& uuid,
+                                                               bool closed_cleanly, const Ftl& ftl) {
+  std::shared_ptr<const RestartImage> image;
   if (closed_cleanly && ftl.recovery().clean) {
-    auto read = read_restart_image(paths.restart_image, {uuid, ftl.checkpoint_generation()});
-    if (read.is_ok()) {
-      body = std::move(read).value();
-    } else if (read.status().code() != StatusCode::not_found) {
-      spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(), read.status().message());
+    auto opened = RestartImage::open(paths.restart_image, {uuid, ftl.checkpoint_generation()});
+    if (opened.is_ok()) {
+      image = std::move(opened).value();
+    } else if (opened.status().code() != StatusCode::not_found) {
+      spdlog::warn("the restart image {} is not used: {}", paths.restart_image.string(), opened.status().message());
     }
   }
+  // Unlinked whether used or not; an image in use is read through the descriptor it keeps.
   bool removed = false;
   for (const std::filesystem::path& file : {paths.restart_image, restart_image_temporary(paths.restart_image)}) {
     if (::unlink(file.c_str()) == 0) {
@@ -89,7 +90,7 @@ Result<std::optional<std::vector<std::uint8_t>>> take_restart_image(const CacheD
     }
   }
   if (removed) FLASHDIR_TRY(sync_directory(paths.dir));
-  return body;
+  return image;
 }
 
 // How the FTL opened, for the log: clean, or rolled forward (and how).
@@ -174,7 +175,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   if (!restart_image.is_ok()) return restart_image.status();
   auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options,
                              EngineServices{parts->lost_found.get(), parts->file_ids.get(),
-                                            restart_image->has_value() ? &**restart_image : nullptr});
+                                            std::move(restart_image).value()});
   if (!engine.is_ok()) return engine.status();
   // Wall time of each part of the open (the FTL's own steps are in simulated chip time).
   spdlog::info("cache open: catalog {:.3f} s, checks {:.3f} s, FTL {:.3f} s ({}), engine {:.3f} s", catalog_seconds,
@@ -206,16 +207,17 @@ Status MountedCache::cut_power_at_next_program() {
 Status MountedCache::close() {
   parts_->closed = true;
   FLASHDIR_TRY(engine_->close());
-  auto restart_image = engine_->restart_image_body();
+  // The image's parts before the FTL's close, its header (naming the checkpoint that close
+  // writes) after it, and both before the clean flag: a cut between leaves an image no open
+  // trusts without it.
+  auto writer = RestartImageWriter::create(parts_->paths.restart_image);
+  Result<std::vector<std::uint8_t>> index =
+      writer.is_ok() ? engine_->save_restart_image(**writer) : Result<std::vector<std::uint8_t>>(writer.status());
   FLASHDIR_TRY(parts_->ftl->close());
-  // Before the clean flag: a cut between leaves an image no open trusts without it.
-  if (!restart_image.is_ok()) {
-    spdlog::warn("no restart image saved ({}): the next open reads every metadata page", restart_image.status().message());
-  } else if (Status s = write_restart_image(parts_->paths.restart_image,
-                                            {parts_->superblock.uuid, parts_->ftl->checkpoint_generation()},
-                                            *restart_image);
-             !s.is_ok()) {
-    spdlog::warn("no restart image saved ({}): the next open reads every metadata page", s.to_string());
+  Status saved = index.status();
+  if (saved.is_ok()) saved = (*writer)->finish({parts_->superblock.uuid, parts_->ftl->checkpoint_generation()}, *index);
+  if (!saved.is_ok()) {
+    spdlog::warn("no restart image saved ({}): the next open reads every metadata page", saved.to_string());
   }
   parts_->superblock.clean_shutdown = true;
   return update_superblock_file(parts_->paths.superblock, parts_->superblock);

@@ -6,6 +6,7 @@
 
 #include "cache/engine_core.h"
 #include "cache/meta/usability_rule.h"
+#include "cache/restart_image.h"
 #include "flashdir/endian.h"
 
 namespace flashdir::cache {
@@ -33,19 +34,22 @@ bool same_layout(LittleEndianReader& in, const SlotLayout& layout, MetadataSchem
 
 }  // namespace
 
-Result<std::vector<std::uint8_t>> EngineCore::restart_image_body() {
+Result<std::vector<std::uint8_t>> EngineCore::save_restart_image(RestartImageWriter& parts) {
   std::lock_guard cache(cache_mutex_);
   if (!closed_) return Status::invalid_argument("a restart image is taken after a clean close");
-  std::vector<std::uint8_t> body(kLayoutBytes + store_->image_bytes() + slots_->image_bytes());
-  LittleEndianWriter out(body);
+  auto store = store_->save_image(parts);
+  if (!store.is_ok()) return store.status();
+  auto slots = slots_->save_image(parts);
+  if (!slots.is_ok()) return slots.status();
+  std::vector<std::uint8_t> index(kLayoutBytes + store->size() + slots->size());
+  LittleEndianWriter out(index);
   save_layout(out, layout_, store_->scheme());
-  FLASHDIR_TRY(store_->save_image(out));
-  FLASHDIR_TRY(slots_->save_image(out));
-  assert(out.offset() == body.size());
-  return body;
+  out.bytes(*store);
+  out.bytes(*slots);
+  return index;
 }
 
-Result<bool> EngineCore::restore_from_image(const std::vector<std::uint8_t>& body, MetadataScheme scheme,
+Result<bool> EngineCore::restore_from_image(std::shared_ptr<const RestartImage> image, MetadataScheme scheme,
                                             std::uint64_t catalog_next) {
   auto refuse = [&](const std::string& why) {
     spdlog::warn("the restart image is not used ({}): every metadata page is read", why);
@@ -53,16 +57,16 @@ Result<bool> EngineCore::restore_from_image(const std::vector<std::uint8_t>& bod
     store_.reset();
     return false;
   };
-  LittleEndianReader in(body);
+  LittleEndianReader in(image->index());
   if (!same_layout(in, layout_, scheme)) return refuse("it was saved for another slot layout or metadata scheme");
-  auto store = MetadataStore::restore_image(ftl_, layout_, scheme, in);
+  auto store = MetadataStore::restore_image(ftl_, layout_, scheme, image, in);
   if (!store.is_ok()) return refuse(store.status().message());
   store_ = std::move(store).value();
   slots_.emplace(*store_);
-  if (Status s = slots_->restore_image(in); !s.is_ok()) return refuse(s.message());
-  if (in.remaining() != 0) return refuse("it holds bytes past its tables");
+  if (Status s = slots_->restore_image(image, in); !s.is_ok()) return refuse(s.message());
+  if (in.remaining() != 0) return refuse("its index holds bytes past its tables");
   // The catalog must still know every file the image names (it may have lost records since:
-  // the metadata pages' path reports and repairs that).
+  // the metadata pages' path reports and repairs that). One lookup per file, not per page.
   for (std::uint64_t file_id : slots_->file_ids()) {
     if (file_id >= catalog_next) return refuse(fmt::format("it names file {}, past the catalog's ids", file_id));
     auto file = catalog_.find_by_id(file_id);

@@ -22,6 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "cache/file_pages.h"
 #include "cache/meta/metadata_store.h"
+#include "cache/restart_image.h"
+#include "cache/zeroed_array.h"
 
 namespace flashdir::cache {
 
@@ -41,10 +43,12 @@ class SlotTable {
   explicit SlotTable(const MetadataStore& store);
 
   std::uint32_t capacity() const { return static_cast<std::uint32_t>(flags_.size()); }
-  std::uint32_t used() const { return used_; }
+  // Slots holding a page. After a restart from an image, less those the image held that its
+  // store could not read back (MetadataStore::image_entries_lost): they were never occupied here.
+  std::uint32_t used() const { return used_ - static_cast<std::uint32_t>(store_.image_entries_lost()); }
   // The slot holding page `page_no` of `file_id`, if cached.
   std::optional<SlotIndex> find(std::uint64_t file_id, std::uint64_t page_no) const;
-  bool occupied(SlotIndex slot) const { return (flags_[slot] & kOccupied) != 0; }
+  bool occupied(SlotIndex slot) const { return (flag(slot) & kOccupied) != 0; }
   // The page an occupied slot holds.
   SlotKey key(SlotIndex slot) const { return {store_.file_id_of(slot), store_.page_no_of(slot)}; }
 
@@ -61,21 +65,21 @@ class SlotTable {
   // (FilePages::retain), where one erase per slot would cost a shift along its cluster each.
   void remove(std::span<const SlotIndex> slots);
   // A hit: the hand passes this slot once before evicting it.
-  void reference(SlotIndex slot) { flags_[slot] |= kReferenced; }
+  void reference(SlotIndex slot) { flag(slot) |= kReferenced; }
 
-  bool dirty(SlotIndex slot) const { return (flags_[slot] & kDirty) != 0; }
+  bool dirty(SlotIndex slot) const { return (flag(slot) & kDirty) != 0; }
   std::uint32_t dirty_count() const { return dirty_count_; }
   // The page was (re)written and is newer than the backing file; a flush in progress of it no
   // longer covers it.
   void set_dirty(SlotIndex slot);
   // The flusher starts writing `slot` back.
-  void set_flushing(SlotIndex slot) { flags_[slot] |= kFlushing; }
+  void set_flushing(SlotIndex slot) { flag(slot) |= kFlushing; }
   // True if `slot` was not rewritten since set_flushing (it is then clean).
   bool finish_flush(SlotIndex slot);
   // How many of `file_id`'s slots are dirty.
   std::uint32_t dirty_count_of(std::uint64_t file_id) const {
-    const auto it = files_.find(file_id);
-    return it == files_.end() ? 0 : it->second.dirty;
+    const FileSlots* file = file_slots(file_id);
+    return file == nullptr ? 0 : file->dirty;
   }
   // Up to `max` dirty slots of `file_id`; successive calls go on round the file's table.
   std::vector<SlotIndex> dirty_slots_of(std::uint64_t file_id, std::size_t max = SIZE_MAX);
@@ -93,15 +97,20 @@ class SlotTable {
   // RAM this table holds, measured from its containers.
   std::size_t ram_bytes() const;
 
-  // The table's part of a restart image (cache/restart_image.h): which slots are occupied and
-  // every file's page table as it is, with no dirty page (a clean close wrote them all back).
-  // CLOCK starts afresh (every page unreferenced, the hand at the first slot), as after a
-  // restart from the metadata pages.
-  std::size_t image_bytes() const;
-  Status save_image(LittleEndianWriter& out) const;
-  // Takes the table save_image wrote into this empty table, whose store restore_image made
-  // from the same image; or says why the bytes cannot be it (then the table is left empty).
-  Status restore_image(LittleEndianReader& in);
+  // The table's part of a restart image (cache/restart_image.h): every file's page table as it
+  // is, each a part of the image, and in the index the slots used and where each file's table
+  // lies. Which slots are occupied is not saved: the store's entries say. No page is dirty (a
+  // clean close wrote them all back); CLOCK starts afresh (every page unreferenced, the hand
+  // at the first slot), as after a restart from the metadata pages. slot_table_image.cc.
+  Result<std::vector<std::uint8_t>> save_image(RestartImageWriter& parts) const;
+  // Takes the index save_image wrote into this empty table, whose store restore_image made
+  // from the same image, or says why it cannot be one (then the table is left empty). Each
+  // chunk of slots learns which are occupied, from the store, when one of them is first
+  // touched; each file's page table is read when the file is first looked up, and checked
+  // against the store's entries (one that fails is rebuilt from them).
+  Status restore_image(std::shared_ptr<const RestartImage> image, LittleEndianReader& index);
+  // Page tables an image held that failed their check and were rebuilt from the entries.
+  std::uint64_t image_tables_damaged() const { return image_tables_damaged_; }
   // The files with cached pages.
   std::vector<std::uint64_t> file_ids() const;
 
@@ -115,11 +124,48 @@ class SlotTable {
     return [this](SlotIndex slot) { return store_.page_no_of(slot); };
   }
 
+  // What a restart image still holds (restore_image): chunks of slots whose flags are not set
+  // from the store yet, and the page tables not read yet. Dropped once all are in.
+  struct ImageTables {
+    std::shared_ptr<const RestartImage> image;
+    std::vector<bool> flags_set;  // by chunk of kFlagChunkSlots
+    std::size_t chunks_left = 0;
+    absl::flat_hash_map<std::uint64_t, ImagePart> files;
+  };
+  static constexpr std::uint32_t kFlagChunkSlots = 8192;
+  // Every access to a slot's flags or a file's record goes through these, so that what is
+  // still in the image is read first (logically const: the table fills in what it holds).
+  std::uint8_t flag(SlotIndex slot) const {
+    if (image_ != nullptr) [[unlikely]] set_flags_of(slot);
+    return flags_[slot];
+  }
+  std::uint8_t& flag(SlotIndex slot) {
+    if (image_ != nullptr) [[unlikely]] set_flags_of(slot);
+    return flags_[slot];
+  }
+  const FileSlots* file_slots(std::uint64_t file_id) const {
+    if (image_ != nullptr) [[unlikely]] load_table_of(file_id);
+    const auto it = files_.find(file_id);
+    return it == files_.end() ? nullptr : &it->second;
+  }
+  FileSlots* file_slots(std::uint64_t file_id) {
+    return const_cast<FileSlots*>(static_cast<const SlotTable*>(this)->file_slots(file_id));
+  }
+  void set_flags_of(SlotIndex slot) const;
+  void load_table_of(std::uint64_t file_id) const;
+  // A file's page table read from the image and checked, or rebuilt from the store's entries.
+  void load_table(std::uint64_t file_id, const ImagePart& part);
+  Result<FilePages> read_table(std::uint64_t file_id, const ImagePart& part);
+  FilePages rebuild_table(std::uint64_t file_id);
+  void drop_image_if_done();
+
   // kLeaving: only within remove(span), a slot whose file's index is about to be rebuilt.
   static constexpr std::uint8_t kOccupied = 1, kReferenced = 2, kDirty = 4, kFlushing = 8, kLeaving = 16;
   const MetadataStore& store_;
-  std::vector<std::uint8_t> flags_;
+  ZeroedArray<std::uint8_t> flags_;
   absl::flat_hash_map<std::uint64_t, FileSlots> files_;
+  std::unique_ptr<ImageTables> image_;
+  std::uint64_t image_tables_damaged_ = 0;
   // Files that had no dirty page and got one, in that order; a file leaves when it is found
   // clean at the front.
   std::deque<std::uint64_t> dirty_files_;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cache/meta/metadata_store.h"
+#include "cache/restart_image.h"
 #include "ftl/ftl_core.h"
 #include "ftl/ram/ram_manager.h"
 #include <fstream>
@@ -123,15 +124,22 @@ Status EngineRig::commit_in_background() {
 
 Status EngineRig::restart() { return reopen_with(options_); }
 
-Result<bool> EngineRig::restart_from_image(const std::function<void(std::vector<std::uint8_t>&)>& edit) {
+Result<bool> EngineRig::restart_from_image(const std::function<void(const std::filesystem::path& image)>& edit) {
   FLASHDIR_TRY(engine_->close());
-  auto image = engine_->restart_image_body();
-  if (!image.is_ok()) return image.status();
-  if (edit) edit(*image);
+  const std::filesystem::path path = dir_ / "restart.img";
+  auto writer = cache::RestartImageWriter::create(path);
+  if (!writer.is_ok()) return writer.status();
+  auto index = engine_->save_restart_image(**writer);
+  if (!index.is_ok()) return index.status();
   FLASHDIR_TRY(close_and_reopen_ftl());
-  restart_image_ = &*image;
+  const cache::RestartImageKey key{format::Uuid{}, ftl_->checkpoint_generation()};
+  FLASHDIR_TRY((*writer)->finish(key, *index));
+  if (edit) edit(path);
+  auto image = cache::RestartImage::open(path, key);
+  std::filesystem::remove(path);  // as MountedCache does: read through the descriptor it keeps
+  if (image.is_ok()) restart_image_ = std::move(image).value();
   const Status opened = open_engine();
-  restart_image_ = nullptr;
+  restart_image_.reset();
   FLASHDIR_TRY(opened);
   return engine_->stats().restart.from_restart_image;
 }

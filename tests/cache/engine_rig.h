@@ -66,8 +66,9 @@ class EngineRig {
   // A clean close and reopen.
   Status restart();
   // A clean close and a reopen given the restart image the close leaves (Engine::
-  // restart_image_body), after `edit` (if any) changed its bytes; whether the engine took it.
-  Result<bool> restart_from_image(const std::function<void(std::vector<std::uint8_t>&)>& edit = {});
+  // save_restart_image, in the rig's directory), after `edit` (if any) changed the file;
+  // whether the engine took it. An image whose index does not open is not given.
+  Result<bool> restart_from_image(const std::function<void(const std::filesystem::path& image)>& edit = {});
   Status reopen_with(const cache::EngineOptions& options);
   // A clean close, and a reopen over a backing store that numbers inodes as it meets paths
   // (renumber_inodes() starts a new session), saying its numbers are stable or not.
@@ -95,7 +96,7 @@ class EngineRig {
 
   cache::EngineOptions options_;
   bool background_commits_ = false;
-  const std::vector<std::uint8_t>* restart_image_ = nullptr;  // for open_engine, during restart_from_image
+  std::shared_ptr<const cache::RestartImage> restart_image_;  // for open_engine, during restart_from_image
   TempDir dir_;
   std::filesystem::path backing_dir_;
   Geometry geometry_;

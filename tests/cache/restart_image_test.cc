@@ -4,10 +4,16 @@
 #include <catch2/catch.hpp>
 
 #include "engine_rig.h"
+#include <filesystem>
+#include <fstream>
+
 #include "flashdir/endian.h"
+#include "flashdir/format.h"
 #include "flashdir/random.h"
 
+using flashdir::ConstByteSpan;
 using flashdir::LittleEndianReader;
+using flashdir::LittleEndianWriter;
 using flashdir::SeededRandom;
 using flashdir::cache::EngineOptions;
 using flashdir::cache::WriteMode;
@@ -60,29 +66,96 @@ std::uint64_t read_all_hits(EngineRig& rig, const std::vector<std::vector<std::u
   return rig.engine().stats().read_hit_pages - before;
 }
 
-// The offsets in a restart image body (doc/format.md "Restart image") of the first bucket
-// holding a slot in each of the first two files' page tables.
-std::pair<std::size_t, std::size_t> first_buckets_of_two_files(const std::vector<std::uint8_t>& body) {
-  LittleEndianReader in(body);
-  in.skip(8);
-  const std::uint32_t slots = in.u32();
-  in.skip(12 + 8);  // the rest of the layout, the store's sequence
-  const std::uint32_t numbers = in.u32();
-  in.skip(8 * std::size_t{numbers} + 12 * std::size_t{slots} + 4 + slots);
-  const std::uint32_t files = in.u32();
-  REQUIRE(files >= 2);
-  std::vector<std::size_t> found;
-  for (std::uint32_t f = 0; f < 2; ++f) {
-    in.skip(8 + 4 + 4);
-    const std::uint64_t buckets = in.u64();
-    std::size_t first = 0;
-    for (std::uint64_t b = 0; b < buckets; ++b) {
-      const std::size_t at = in.offset();
-      if (in.u32() != UINT32_MAX && first == 0) first = at;
+// A restart image file as doc/format.md lays it out: where its index and parts are, and the
+// means to change a part and re-seal it (its checksum, the index's, the header's), as only a
+// bug in the saving code could, to test what the open checks beyond the checksums.
+class ImageFile {
+ public:
+  explicit ImageFile(std::filesystem::path path) : path_(std::move(path)) {
+    std::ifstream in(path_, std::ios::binary);
+    bytes_.assign(std::istreambuf_iterator<char>(in), {});
+    LittleEndianReader header(bytes_);
+    header.skip(40);
+    index_offset_ = header.u64();
+    LittleEndianReader index(ConstByteSpan(bytes_).subspan(index_offset_));
+    index.skip(24 + 8);  // the layout, the store's sequence
+    const std::uint32_t numbers = index.u32();
+    index.skip(12 * std::size_t{numbers} + 4);
+    const std::uint32_t chunks = index.u32();
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      chunks_.push_back(index_offset_ + index.offset());
+      index.skip(24 + 4);
     }
-    found.push_back(first);
+    index.skip(4);
+    const std::uint32_t files = index.u32();
+    for (std::uint32_t f = 0; f < files; ++f) {
+      index.skip(8);
+      tables_.push_back(index_offset_ + index.offset());
+      index.skip(24);
+    }
   }
-  return {found[0], found[1]};
+
+  // Where each part's record (offset, length, checksum) sits in the file.
+  const std::vector<std::size_t>& chunks() const { return chunks_; }
+  const std::vector<std::size_t>& tables() const { return tables_; }
+  std::size_t index_offset() const { return index_offset_; }
+  std::span<std::uint8_t> part(std::size_t record) {
+    LittleEndianReader in(ConstByteSpan(bytes_).subspan(record));
+    const std::uint64_t offset = in.u64();
+    return std::span<std::uint8_t>(bytes_).subspan(offset, in.u64());
+  }
+  void flip(std::size_t at) { bytes_[at] ^= 0x10; }
+  // Every checksum made right again for the bytes as they now are.
+  void reseal() {
+    for (const auto* records : {&chunks_, &tables_}) {
+      for (std::size_t record : *records) {
+        const std::uint64_t sum = flashdir::format::xxh3(part(record));
+        LittleEndianWriter(std::span<std::uint8_t>(bytes_).subspan(record + 16, 8)).u64(sum);
+      }
+    }
+    const std::uint64_t index_sum = flashdir::format::xxh3(ConstByteSpan(bytes_).subspan(index_offset_));
+    LittleEndianWriter(std::span<std::uint8_t>(bytes_).subspan(56, 8)).u64(index_sum);
+    const std::uint64_t header_sum = flashdir::format::xxh3(ConstByteSpan(bytes_).first(64));
+    LittleEndianWriter(std::span<std::uint8_t>(bytes_).subspan(64, 8)).u64(header_sum);
+  }
+  void save() const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size()));
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::vector<std::uint8_t> bytes_;
+  std::size_t index_offset_ = 0;
+  std::vector<std::size_t> chunks_, tables_;
+};
+
+// The first slot in a file's page table part (count, cursor, bucket count, then buckets).
+std::size_t first_bucket_in_use(std::span<const std::uint8_t> table) {
+  for (std::size_t at = 16; at + 4 <= table.size(); at += 4) {
+    if (LittleEndianReader(table.subspan(at, 4)).u32() != UINT32_MAX) return at;
+  }
+  FAIL("a page table with no slot");
+  return 0;
+}
+
+// Churns a cache and its twin alike, restarts one from its image after `edit` and the other
+// from its metadata pages, and checks that they keep and hit the same pages, every byte right.
+// Returns the first's restart report.
+flashdir::cache::RestartReport restart_beside_twin(const std::function<void(EngineRig&, ImageFile&)>& edit) {
+  EngineRig from_image, from_pages;
+  const auto files = churn(from_image);
+  REQUIRE(churn(from_pages) == files);
+  auto taken = from_image.restart_from_image([&](const std::filesystem::path& path) {
+    ImageFile image(path);
+    edit(from_image, image);
+    image.save();
+  });
+  REQUIRE(taken.is_ok());
+  REQUIRE(from_pages.restart().is_ok());
+  CHECK(read_all_hits(from_image, files) == read_all_hits(from_pages, files));
+  CHECK(from_image.engine().stats().cached_pages == from_pages.engine().stats().cached_pages);
+  return from_image.engine().stats().restart;
 }
 
 }  // namespace
@@ -130,30 +203,85 @@ TEST_CASE("a write-back cache restarts from the restart image after its close wr
   CHECK(read_all_hits(rig, files) > 0);
 }
 
-TEST_CASE("a restart image whose tables do not add up is refused, and the metadata pages are read") {
+TEST_CASE("a restart image whose index fails is refused, and the metadata pages are read") {
   EngineRig rig;
   const auto files = churn(rig);
   const std::uint64_t cached = rig.engine().stats().cached_pages;
-  SECTION("two files' page tables each hold a slot of the other") {
-    auto taken = rig.restart_from_image([](std::vector<std::uint8_t>& body) {
-      const auto [a, b] = first_buckets_of_two_files(body);
-      REQUIRE(a != 0);
-      REQUIRE(b != 0);
-      for (std::size_t i = 0; i < 4; ++i) std::swap(body[a + i], body[b + i]);
+  SECTION("a flipped byte in the index") {
+    auto taken = rig.restart_from_image([](const std::filesystem::path& path) {
+      ImageFile image(path);
+      image.flip(image.index_offset() + 30);
+      image.save();
     });
     REQUIRE(taken.is_ok());
     CHECK_FALSE(*taken);
   }
   SECTION("cut short") {
-    auto taken = rig.restart_from_image([](std::vector<std::uint8_t>& body) { body.resize(body.size() - 3); });
+    auto taken = rig.restart_from_image([](const std::filesystem::path& path) {
+      std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+    });
     REQUIRE(taken.is_ok());
     CHECK_FALSE(*taken);
   }
-  SECTION("another slot layout") {
-    auto taken = rig.restart_from_image([](std::vector<std::uint8_t>& body) { body[8] ^= 1; });
+  SECTION("another slot layout, sealed as if saved so") {
+    auto taken = rig.restart_from_image([](const std::filesystem::path& path) {
+      ImageFile image(path);
+      image.flip(image.index_offset() + 8);
+      image.reseal();
+      image.save();
+    });
     REQUIRE(taken.is_ok());
     CHECK_FALSE(*taken);
   }
   CHECK(rig.engine().stats().restart.usable_slots == cached);
   read_all_hits(rig, files);
+}
+
+TEST_CASE("a damaged part of a restart image is rebuilt from the chip when first needed") {
+  SECTION("a chunk of entries: read from its metadata pages instead") {
+    const auto report = restart_beside_twin([](EngineRig&, ImageFile& image) { image.part(image.chunks()[0])[40] ^= 1; });
+    CHECK(report.from_restart_image);
+    CHECK(report.image_parts_damaged == 1);
+    CHECK(report.image_slots_lost == 0);
+  }
+  SECTION("a file's page table: rebuilt from the entries") {
+    const auto report = restart_beside_twin([](EngineRig&, ImageFile& image) { image.part(image.tables()[0])[20] ^= 1; });
+    CHECK(report.from_restart_image);
+    CHECK(report.image_parts_damaged == 1);
+    CHECK(report.image_slots_lost == 0);
+  }
+  SECTION("two files' page tables each hold a slot of the other, sealed as if saved so: both rebuilt") {
+    const auto report = restart_beside_twin([](EngineRig&, ImageFile& image) {
+      REQUIRE(image.tables().size() >= 2);
+      auto a = image.part(image.tables()[0]);
+      auto b = image.part(image.tables()[1]);
+      const std::size_t at_a = first_bucket_in_use(a), at_b = first_bucket_in_use(b);
+      for (std::size_t i = 0; i < 4; ++i) std::swap(a[at_a + i], b[at_b + i]);
+      image.reseal();
+    });
+    CHECK(report.from_restart_image);
+    CHECK(report.image_parts_damaged == 2);
+  }
+}
+
+TEST_CASE("a chunk of a restart image damaged and its metadata pages too: those pages are dropped, never served") {
+  EngineRig rig;
+  const auto files = churn(rig);
+  const std::uint64_t cached = rig.engine().stats().cached_pages;
+  REQUIRE(cached == rig.engine().stats().capacity_pages);
+  auto taken = rig.restart_from_image([&](const std::filesystem::path& path) {
+    ImageFile image(path);
+    image.part(image.chunks()[0])[40] ^= 1;
+    image.save();
+    rig.damage_metadata_page(0);
+  });
+  REQUIRE(taken.is_ok());
+  CHECK(*taken);
+  // Every byte right: the pages whose entries are gone are read from the backing.
+  const std::uint64_t hits = read_all_hits(rig, files);
+  const auto report = rig.engine().stats().restart;
+  // The chunk, and the tables of files that had pages there (their slots no longer check).
+  CHECK(report.image_parts_damaged >= 1);
+  CHECK(report.image_slots_lost > 0);
+  CHECK(hits <= cached - report.image_slots_lost);
 }

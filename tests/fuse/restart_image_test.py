@@ -1,15 +1,17 @@
 """The restart image (issue 18 §5, doc/cache.md "The restart image"): a clean unmount saves
 what the next open would rebuild from every metadata page, and that open takes it instead, with
 the same pages cached and the same bytes served; the file goes at the open. An image of another
-state of the chip (saved before later changes and put back), a damaged one and another cache's
-are refused and the metadata pages read as before; a file changed behind the unmounted cache is
-read from the backing; a kill -9 after an open from the image recovers from the metadata pages.
+state of the chip (saved before later changes and put back), one with a damaged index and
+another cache's are refused and the metadata pages read as before; a damaged part is read from
+the chip when first needed; a file changed behind the unmounted cache is read from the backing;
+a kill -9 after an open from the image recovers from the metadata pages.
 
 The mounts use strict consistency, so that every read reaches the daemon (a hit in the cache,
 not in the kernel's pages).
 """
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -102,17 +104,47 @@ def stale_copy_put_back(check, top):
         rig.read_all_right()
 
 
-def damaged(check, top):
-    """One flipped byte in the image's body: refused by its checksum."""
-    rig = Rig(check, top, "damaged")
-    with open(rig.image, "r+b") as f:
-        f.seek(os.path.getsize(rig.image) - 100)
+def flip_byte(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
         byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
+        f.seek(offset)
         f.write(bytes([byte[0] ^ 0x10]))
+
+
+def index_offset(image):
+    """Where the image's index starts (doc/format.md "Restart image": header bytes 40-47)."""
+    with open(image, "rb") as f:
+        f.seek(40)
+        return struct.unpack("<Q", f.read(8))[0]
+
+
+def damaged_index(check, top):
+    """One flipped byte in the image's index: refused by its checksum."""
+    rig = Rig(check, top, "damaged")
+    flip_byte(rig.image, index_offset(rig.image) + 30)
     with rig.mount() as mount:
-        rig.expect_restart(mount, False, "its checksum fails")
+        rig.expect_restart(mount, False, "its index's checksum fails")
         rig.read_all_right()
+
+
+def damaged_part(check, top):
+    """One flipped byte in the image's first part (the entries of slots 0 on): the image is
+    taken, that part is read from the chip's metadata pages when first needed, and nothing is
+    lost: the same bytes, the same hits."""
+    rig = Rig(check, top, "part")
+    flip_byte(rig.image, 72 + 12 * 3)  # the header is 72 bytes; entry 3 of the first chunk
+    with rig.mount() as mount:
+        stats = rig.expect_restart(mount, True, "only a part is damaged")
+        rig.read_all_right()
+        after = cache_stats(rig.mnt)
+        check.check(after["restart_image_parts_damaged"] == 1,
+                    f"part: one part rebuilt from the chip: {after['restart_image_parts_damaged']}")
+        check.check(after["restart_image_slots_lost"] == 0, f"part: no page lost: {after['restart_image_slots_lost']}")
+        check.check(after["read_hit_pages"] - stats["read_hit_pages"] == 72,
+                    f"part: all 72 pages hit: {after['read_hit_pages'] - stats['read_hit_pages']}")
+        with open(f"{rig.cache}/daemon.log", errors="replace") as f:
+            check.check("read from the metadata pages" in f.read(), "part: the log says which part and why")
 
 
 def another_caches_image(check, top):
@@ -150,7 +182,8 @@ def main():
     with harness.scratch("restart-image") as top:
         taken_and_removed(check, top)
         stale_copy_put_back(check, top)
-        damaged(check, top)
+        damaged_index(check, top)
+        damaged_part(check, top)
         another_caches_image(check, top)
         killed_after_image_restart(check, top)
     return check.finish()

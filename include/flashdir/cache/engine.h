@@ -85,6 +85,12 @@ struct RestartReport {
   std::vector<std::string> saved_files;
   double usable_fraction = 1.0;      // usable / (usable + dropped + orphans); 1 when nothing was cached
   bool from_restart_image = false;   // a clean restart that read the restart image, not the metadata pages
+  // Since a restart from the image, which reads its parts as they are needed: parts that
+  // failed their check and were rebuilt from the chip (a chunk of entries from its metadata
+  // pages, a file's page table from the entries), and cached pages the image held that the
+  // chip could not give back (dropped, never served).
+  std::uint64_t image_parts_damaged = 0;
+  std::uint64_t image_slots_lost = 0;
   double seconds = 0;                // wall time of the whole restart
 };
 
@@ -150,14 +156,17 @@ class FileIdLimit {
   virtual Result<std::uint64_t> raise(std::uint64_t id) = 0;
 };
 
+class RestartImage;        // cache/restart_image.h
+class RestartImageWriter;
+
 // What an engine may use beside its FTL, catalog and backing store; each may be missing.
 struct EngineServices {
   LostFound* lost_found = nullptr;  // without: dirty pages nobody can prove are only counted lost
   FileIdLimit* file_ids = nullptr;  // without: the catalog's own next id is trusted
-  // The body of a restart image saved by the last clean close, read and checked against this
-  // chip by the caller (MountedCache: cache/restart_image.h): a clean open takes it instead of
-  // reading every metadata page, if it fits this cache.
-  const std::vector<std::uint8_t>* restart_image = nullptr;
+  // A restart image saved by the last clean close, opened and checked against this chip by the
+  // caller (MountedCache: cache/restart_image.h): a clean open takes it instead of reading
+  // every metadata page, if it fits this cache, and reads its parts as they are needed.
+  std::shared_ptr<const RestartImage> restart_image = nullptr;
 };
 
 class EngineCore;
@@ -261,10 +270,11 @@ class Engine {
   // Writes every dirty page back, makes everything durable and writes the clean-shutdown mark.
   // Every later call fails.
   Status close();
-  // After close(): the body of a restart image (what the next clean open would otherwise
-  // rebuild from every metadata page), for the caller to save with the FTL's final checkpoint
-  // generation (MountedCache). An error if the close left anything the image cannot hold.
-  Result<std::vector<std::uint8_t>> restart_image_body();
+  // After close(): a restart image (what the next clean open would otherwise rebuild from every
+  // metadata page): its parts written to `parts`, its index returned, for the caller to finish
+  // with the FTL's final checkpoint generation (MountedCache). An error if the close left
+  // anything the image cannot hold.
+  Result<std::vector<std::uint8_t>> save_restart_image(RestartImageWriter& parts);
 
   EngineStats stats() const;
   // The FTL's counters (chip operations, GC, write amplification, erase counts, RAM split),

@@ -40,13 +40,6 @@ std::size_t FileRefs::ram_bytes() const {
          by_id_.bucket_count() * (1 + sizeof(std::pair<const std::uint64_t, std::uint32_t>));
 }
 
-std::vector<std::uint64_t> FileRefs::file_ids() const {
-  std::vector<std::uint64_t> ids;
-  ids.reserve(files_.size());
-  for (const File& file : files_) ids.push_back(file.holders > 0 ? file.file_id : 0);
-  return ids;
-}
-
 bool FileRefs::restore(const std::vector<std::uint64_t>& file_ids, const std::vector<std::uint32_t>& holders) {
   if (file_ids.empty() || file_ids[0] != 0 || holders.size() != file_ids.size() || holders[0] != 0) return false;
   files_.assign(file_ids.size(), File{});

@@ -18,14 +18,14 @@ class FileRefs {
   // One holder of `ref` let it go; the last one frees the number.
   void release(std::uint32_t ref);
   std::uint64_t file_id(std::uint32_t ref) const { return files_[ref].file_id; }
+  // Entries holding `ref` (0: a free number).
+  std::uint32_t holders(std::uint32_t ref) const { return files_[ref].holders; }
   std::size_t size() const { return by_id_.size(); }
   // Every number handed out is below this.
   std::uint32_t number_limit() const { return static_cast<std::uint32_t>(files_.size()); }
   // RAM held, measured from the containers.
   std::size_t ram_bytes() const;
 
-  // The file id of every number below number_limit() (0 where free), for a restart image.
-  std::vector<std::uint64_t> file_ids() const;
   // The numbers a restart image recorded: `file_ids` by number (0: free), each number held by
   // `holders[n]` entries. False if they cannot be (a number 0 in use, an id twice, a holder
   // count on a free number).

@@ -153,7 +153,7 @@ Status MetadataStore::recover(std::span<const std::optional<format::MetadataPage
     const auto& entries = pages[p]->entries;
     for (std::uint32_t i = 0; i < entries.size(); ++i) {
       const SlotIndex slot = first + i;
-      entries_[slot].chip_flags = entries[i].flags;
+      at(slot).chip_flags = entries[i].flags;
       switch (meta::judge(chip, scheme_, p, entries[i])) {
         case meta::Verdict::empty: break;
         case meta::Verdict::usable: {

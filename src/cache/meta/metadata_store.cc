@@ -116,7 +116,7 @@ Status MetadataStore::check_slot(SlotIndex slot) const {
 void MetadataStore::note_update(std::uint32_t page) { ++page_updates_[page]; }
 
 void MetadataStore::set_entry(SlotIndex slot, std::uint64_t file_id, std::uint64_t page_no, std::uint8_t flags) {
-  Entry& e = entries_[slot];
+  Entry& e = at(slot);
   if (e.file_ref == 0 || file_of(e) != file_id) {
     const std::uint32_t ref = file_refs_.acquire(file_id);
     if (e.file_ref != 0) file_refs_.release(e.file_ref);
@@ -128,7 +128,7 @@ void MetadataStore::set_entry(SlotIndex slot, std::uint64_t file_id, std::uint64
 }
 
 void MetadataStore::clear_entry(SlotIndex slot) {
-  Entry& e = entries_[slot];
+  Entry& e = at(slot);
   if (e.file_ref != 0) file_refs_.release(e.file_ref);
   e.file_ref = 0;
   e.page_low = 0;
@@ -148,7 +148,7 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   const std::uint32_t count = layout_.entries_in(page);
   encode_scratch_.resize(count);
   for (std::uint32_t i = 0; i < count; ++i) {
-    const Entry& e = entries_[first + i];
+    const Entry& e = at(first + i);
     encode_scratch_[i] = (e.flags & flag::kValid) ? MetadataEntry{file_of(e), e.page_no(), e.flags} : MetadataEntry{};
   }
   format::encode_metadata_page(header, encode_scratch_, page_buffer_);
@@ -160,11 +160,11 @@ Status MetadataStore::write_page(std::uint32_t page, bool clean_mark) {
   ++counters_.metadata_writes;
   counters_.entries_written += page_updates_[page];
   page_updates_[page] = 0;
-  for (std::uint32_t i = 0; i < count; ++i) entries_[first + i].chip_flags = encode_scratch_[i].flags;
+  for (std::uint32_t i = 0; i < count; ++i) at(first + i).chip_flags = encode_scratch_[i].flags;
   // The drops this page now records on the chip: their data may go.
   std::vector<SlotIndex> trims;
   for (const meta::PendingDrop& d : pending_drops_.take(page)) {
-    if (!(entries_[d.slot].flags & flag::kValid)) trims.push_back(d.slot);
+    if (!(at(d.slot).flags & flag::kValid)) trims.push_back(d.slot);
   }
   return trim_runs(std::move(trims));
 }
@@ -194,7 +194,7 @@ Status MetadataStore::make_data_durable(std::vector<SlotIndex> slots) {
 
 void MetadataStore::finish(SlotIndex slot) {
   const std::uint32_t page = layout_.page_of(slot);
-  Entry& e = entries_[slot];
+  Entry& e = at(slot);
   if (e.flags & flag::kWriting) {
     e.flags = static_cast<std::uint8_t>(e.flags & ~flag::kWriting);
     note_update(page);  // the confirmation, carried by the page's next write
@@ -259,7 +259,7 @@ Status MetadataStore::before_data_write(std::span<const SlotWrite> writes) {
     // becomes stale as soon as this write or the backing write that goes with it lands.
     if (auto holder = pending_drops_.page_holding(w.entry.file_id, w.entry.page_no)) pages.push_back(*holder);
     std::uint8_t flags = flag::kValid | (w.entry.dirty ? flag::kDirty : 0);
-    const Entry& old = entries_[w.slot];
+    const Entry& old = at(w.slot);
     const bool same_page = (old.flags & flag::kValid) && file_of(old) == w.entry.file_id &&
                            old.page_no() == w.entry.page_no;
     // A dirty write over the same file page, whose entry is on the chip and finished: after a
@@ -346,7 +346,7 @@ Status MetadataStore::after_data_write(std::span<const SlotIndex> slots, std::ui
       // clean -> dirty: the data must be on the chip before the entry that trusts it.
       std::vector<SlotIndex> turned_dirty;
       for (SlotIndex slot : slots) {
-        const Entry& e = entries_[slot];
+        const Entry& e = at(slot);
         if ((e.flags & flag::kDirty) && !(e.chip_flags & flag::kDirty)) turned_dirty.push_back(slot);
       }
       FLASHDIR_TRY(make_data_durable(turned_dirty));
@@ -399,7 +399,7 @@ Status MetadataStore::mark_clean(std::span<const SlotIndex> slots) {
   std::vector<std::uint32_t> pages;
   for (SlotIndex slot : slots) {
     FLASHDIR_TRY(check_slot(slot));
-    Entry& e = entries_[slot];
+    Entry& e = at(slot);
     if (!(e.flags & flag::kValid) || !(e.flags & flag::kDirty)) continue;
     e.flags = static_cast<std::uint8_t>(e.flags & ~flag::kDirty);
     note_update(layout_.page_of(slot));
@@ -415,7 +415,7 @@ Status MetadataStore::sync_slots(std::span<const SlotIndex> slots) {
   std::vector<SlotIndex> valid;
   for (SlotIndex slot : slots) {
     FLASHDIR_TRY(check_slot(slot));
-    if (!(entries_[slot].flags & flag::kValid)) continue;
+    if (!(at(slot).flags & flag::kValid)) continue;
     if (auto it = unfinished_.find(slot); it != unfinished_.end() && it->second == 0) {
       return Status::invalid_argument(fmt::format("sync of slot {} while its data write is in flight", slot));
     }
@@ -440,7 +440,7 @@ Status MetadataStore::drop(std::span<const SlotIndex> slots, Durability durabili
   std::vector<std::uint32_t> pages, must_write;
   std::vector<SlotIndex> unfinished;
   for (SlotIndex slot : slots) {
-    Entry& e = entries_[slot];
+    Entry& e = at(slot);
     if (!(e.flags & flag::kValid)) continue;
     const std::uint32_t page = layout_.page_of(slot);
     // An unfinished write's entry leaves the window only once the chip no longer holds it as
@@ -495,7 +495,7 @@ Status MetadataStore::close_clean() {
 // Inspection
 
 std::size_t MetadataStore::ram_bytes() const {
-  return entries_.capacity() * sizeof(Entry) + file_refs_.ram_bytes() + page_updates_.capacity() * sizeof(std::uint32_t) +
+  return entries_.size() * sizeof(Entry) + file_refs_.ram_bytes() + page_updates_.capacity() * sizeof(std::uint32_t) +
          unfinished_.bucket_count() * (1 + sizeof(std::pair<const SlotIndex, std::uint64_t>)) +
          written_order_.size() * sizeof(std::pair<std::uint64_t, SlotIndex>) +
          pending_drops_.ram_bytes();
@@ -503,13 +503,13 @@ std::size_t MetadataStore::ram_bytes() const {
 
 std::optional<SlotEntry> MetadataStore::entry(SlotIndex slot) const {
   if (slot >= layout_.slot_count) return std::nullopt;
-  const Entry& e = entries_[slot];
+  const Entry& e = at(slot);
   if (!(e.flags & flag::kValid)) return std::nullopt;
   return SlotEntry{file_of(e), e.page_no(), (e.flags & flag::kDirty) != 0};
 }
 
 bool MetadataStore::writing(SlotIndex slot) const {
-  return slot < layout_.slot_count && (entries_[slot].flags & flag::kWriting) != 0;
+  return slot < layout_.slot_count && (at(slot).flags & flag::kWriting) != 0;
 }
 
 }  // namespace flashdir::cache

@@ -40,6 +40,8 @@
 #include "cache/meta/file_refs.h"
 #include "cache/meta/pending_drops.h"
 #include "cache/meta/unfinished_window.h"
+#include "cache/restart_image.h"
+#include "cache/zeroed_array.h"
 #include "flashdir/cache/options.h"
 #include "flashdir/endian.h"
 #include "flashdir/format.h"
@@ -169,13 +171,21 @@ class MetadataStore {
   Status close_clean();
 
   // The store's part of a restart image (cache/restart_image.h), after close_clean(): its RAM
-  // entries and file numbers, which say what the metadata pages say. metadata_image.cc.
-  std::size_t image_bytes() const;
-  Status save_image(LittleEndianWriter& out) const;
+  // entries in chunks, each a part of the image, and in the index its file numbers and where
+  // the chunks lie. They say what the metadata pages say. metadata_image.cc.
+  Result<std::vector<std::uint8_t>> save_image(RestartImageWriter& parts) const;
   // The store as save_image left it, over a chip unchanged since (the caller checked that), or
-  // why the bytes cannot be such a store. Reads no metadata page.
+  // why the index cannot be such a store; reads no metadata page. Each chunk of entries is
+  // read from the image, and checked, the first time one of its slots is touched; a chunk that
+  // fails is read from its metadata pages instead, and what those cannot give is lost
+  // (image_entries_lost).
   static Result<std::unique_ptr<MetadataStore>> restore_image(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme,
-                                                             LittleEndianReader& in);
+                                                             std::shared_ptr<const RestartImage> image,
+                                                             LittleEndianReader& index);
+  // Since restore_image: chunks of the image that failed and were read from the chip instead,
+  // and entries the image held valid that the chip could not give back (slots now free).
+  std::uint64_t image_chunks_damaged() const { return image_chunks_damaged_; }
+  std::uint64_t image_entries_lost() const { return image_entries_lost_; }
 
   MetadataCounters counters() const { return counters_; }
   const SlotLayout& layout() const { return layout_; }
@@ -186,8 +196,8 @@ class MetadataStore {
   std::vector<std::uint32_t> window_pages() const { return window_.pages(); }
   // The key of a slot whose entry is valid in RAM, read by the engine's index (which keeps no
   // copy of it); unspecified for other slots.
-  std::uint64_t file_id_of(SlotIndex slot) const { return file_of(entries_[slot]); }
-  std::uint64_t page_no_of(SlotIndex slot) const { return entries_[slot].page_no(); }
+  std::uint64_t file_id_of(SlotIndex slot) const { return file_of(at(slot)); }
+  std::uint64_t page_no_of(SlotIndex slot) const { return at(slot).page_no(); }
   // RAM the store holds, measured from its containers (the engine's bytes-per-page figure).
   std::size_t ram_bytes() const;
   // Buffered drops waiting for their page's next write before the store writes those pages
@@ -208,6 +218,38 @@ class MetadataStore {
     std::uint64_t page_no() const { return std::uint64_t{page_high} << 32 | page_low; }
   };
   static_assert(sizeof(Entry) == 12);
+
+  // Entries a restart image still holds (restore_image): chunk c is slots [c * chunk_slots,
+  // (c + 1) * chunk_slots), whole metadata pages, read at its first touch. Dropped once every
+  // chunk is in.
+  struct ImageChunks {
+    struct Chunk {
+      ImagePart part;
+      std::uint32_t valid = 0;  // valid entries the image holds in it
+    };
+    std::shared_ptr<const RestartImage> image;
+    std::uint32_t chunk_slots = 0;
+    std::vector<Chunk> chunks;
+    std::vector<bool> loaded;
+    std::size_t left = 0;  // chunks not loaded yet
+  };
+  // Every read and write of an entry goes through these, so that a chunk still in the image
+  // is read first.
+  const Entry& at(SlotIndex slot) const {
+    if (image_chunks_ != nullptr) [[unlikely]] load_chunk_of(slot);
+    return entries_[slot];
+  }
+  Entry& at(SlotIndex slot) {
+    if (image_chunks_ != nullptr) [[unlikely]] load_chunk_of(slot);
+    return entries_[slot];
+  }
+  // Logically const: it fills in what the store already holds, from the image.
+  void load_chunk_of(SlotIndex slot) const;
+  void load_chunk(std::uint32_t chunk);
+  bool decode_chunk(ConstByteSpan bytes, SlotIndex first, std::uint32_t count);
+  // A damaged chunk's entries from its metadata pages, as a restart after a clean stop reads
+  // them; returns how many valid entries it found.
+  std::uint32_t read_chunk_from_chip(SlotIndex first, std::uint32_t count);
 
   // A new entry for `slot` in RAM (what the chip holds for it stays as it was); clear_entry
   // empties it. The only writers of an entry's file and page, so that FileRefs counts right.
@@ -243,7 +285,10 @@ class MetadataStore {
   SlotLayout layout_;
   MetadataScheme scheme_;
   std::uint32_t page_size_bytes_ = 0;
-  std::vector<Entry> entries_;
+  ZeroedArray<Entry> entries_;
+  std::unique_ptr<ImageChunks> image_chunks_;
+  std::uint64_t image_chunks_damaged_ = 0;
+  std::uint64_t image_entries_lost_ = 0;
   meta::FileRefs file_refs_;
   std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
   meta::UnfinishedWindow window_;
