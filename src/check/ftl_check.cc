@@ -45,7 +45,7 @@ FtlRepair check_ftl(NandChip& chip, const format::Superblock& superblock, const 
   }
   ftl::CheckpointSlots slots(chip, *layout);
   std::vector<std::string> problems;
-  auto loaded = slots.load_newest(&problems);
+  auto loaded = slots.load_newest(&problems, ftl::CheckpointSlots::SlotsRead::both);
   for (const auto& p : problems) {
     report.notes.push_back(fmt::format("{} (a checkpoint torn by a power cut is replaced by the other slot)", p));
   }

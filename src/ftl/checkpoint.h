@@ -53,9 +53,13 @@ class CheckpointSlots {
     bool marked = false;                // something changed after it: recovery needed
     std::uint64_t highest_sequence = 0; // of its pages and marker
   };
+  // Which slots load_newest reads: the one whose first page names the higher generation, and
+  // the other only if that one fails (an open: decoding both doubled its time); or both, so
+  // that a damaged older slot is reported too (fsck).
+  enum class SlotsRead { newest_first, both };
   // The valid checkpoint with the highest generation; not_found if neither slot holds one.
-  // `problems` receives one line per slot that holds something invalid.
-  Result<Loaded> load_newest(std::vector<std::string>* problems = nullptr);
+  // `problems` receives one line per slot read that holds something invalid.
+  Result<Loaded> load_newest(std::vector<std::string>* problems = nullptr, SlotsRead read = SlotsRead::newest_first);
 
   // Erases `slot` and writes `state` into it; pages take sequences from `next_sequence`.
   // Returns the number of checkpoint pages.
@@ -65,6 +69,9 @@ class CheckpointSlots {
 
  private:
   Result<Loaded> load(int slot);
+  // The generation page 0 of `slot` names in its OOB record, unverified (0: none): only an
+  // order in which to try the slots, load() checks it.
+  std::uint64_t claimed_generation(int slot);
   Ppn page(int slot, std::uint32_t index) const { return layout_.geometry.first_page(layout_.slot_first_block(slot)) + index; }
 
   NandChip& chip_;

@@ -1,4 +1,5 @@
 // Reading and writing checkpoints in their two slots.
+#include <array>
 #include <fmt/format.h>
 
 #include "checkpoint.h"
@@ -88,9 +89,19 @@ Result<CheckpointSlots::Loaded> CheckpointSlots::load(int slot) {
   return loaded;
 }
 
-Result<CheckpointSlots::Loaded> CheckpointSlots::load_newest(std::vector<std::string>* problems) {
+std::uint64_t CheckpointSlots::claimed_generation(int slot) {
+  if (!chip_.is_programmed(page(slot, 0))) return 0;
+  std::vector<std::uint8_t> oob(layout_.geometry.oob_size_bytes);
+  if (!chip_.read(page(slot, 0), 1, {}, oob).is_ok()) return 0;
+  auto record = format::decode_oob(oob);
+  return record.is_ok() && record->kind == format::PageKind::checkpoint ? record->logical_number : 0;
+}
+
+Result<CheckpointSlots::Loaded> CheckpointSlots::load_newest(std::vector<std::string>* problems, SlotsRead read) {
+  std::array<int, 2> order{0, 1};
+  if (claimed_generation(1) > claimed_generation(0)) std::swap(order[0], order[1]);
   std::optional<Loaded> best;
-  for (int slot = 0; slot < 2; ++slot) {
+  for (int slot : order) {
     auto loaded = load(slot);
     if (!loaded.is_ok()) {
       if (problems != nullptr && loaded.status().code() != StatusCode::not_found) {
@@ -102,6 +113,7 @@ Result<CheckpointSlots::Loaded> CheckpointSlots::load_newest(std::vector<std::st
       continue;
     }
     if (!best || loaded->state.generation > best->state.generation) best = std::move(loaded).value();
+    if (read == SlotsRead::newest_first) break;
   }
   if (!best) return Status::not_found("no valid checkpoint in either slot");
   return std::move(*best);
