@@ -380,7 +380,7 @@ def report(usable, sizes, args):
                      f"{r.get('cut_ftl_s', float('nan')):.3f}) "
                      f"| {r['cut_usable']:,}{' (clean mark!)' if r['cut_clean'] else ''} |")
     lines += ["", f"Slope of the medians (least squares, seconds per GiB): mount after a clean unmount "
-              f"{slope(sizes, 'clean_mount_s'):.3f} (engine {slope(sizes, 'clean_restart_s'):.3f}); after a kill -9 "
+              f"{slope(sizes, 'clean_mount_s'):.4f} (engine {slope(sizes, 'clean_restart_s'):.4f}, FTL {slope(sizes, 'clean_ftl_s'):.4f}); after a kill -9 "
               f"{slope(sizes, 'cut_mount_s'):.3f} (engine {slope(sizes, 'cut_restart_s'):.3f}).", ""]
     if sizes:
         lines += memory_report(sizes, args)

@@ -51,8 +51,8 @@ Result<BlockNumber> FtlCore::open_frontier(Stream stream) {
   if (free_blocks_.empty()) {
     return Status::no_space(fmt::format("no free block left for the {} frontier", stream_name(stream)));
   }
-  const BlockNumber block(free_blocks_.begin()->second);
-  free_blocks_.erase(free_blocks_.begin());
+  const BlockNumber block(free_blocks_.top().second);
+  free_blocks_.pop();
   assert(chip_.next_page(block) == 0 && "a free block must be erased");
   blocks_.transition(block, BlockState::open, block_kind_of(stream));
   frontiers_[index] = block;

@@ -62,7 +62,7 @@ void FtlCore::restore(const CheckpointState& state) {
 }
 
 void FtlCore::rebuild_policy_and_free_list() {
-  free_blocks_.clear();
+  free_blocks_ = {};
   frontiers_.fill(std::nullopt);
   std::vector<std::uint64_t> closed;
   for (std::uint64_t b = layout_.pool_first_block; b < blocks_.block_count(); ++b) {
