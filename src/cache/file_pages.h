@@ -71,14 +71,19 @@ class FilePages {
   }
 
   // Removes `slot`, which is in the table; page_of must still answer for every slot in it.
+  // False if it was not where its page number puts it (a table that disagrees with the
+  // entries: a bug): then it is searched for and removed wherever it is, or found absent.
   template <typename PageOf>
-  void erase(SlotIndex slot, const PageOf& page_of) {
-    assert(!buckets_.empty());
-    if (buckets_.empty()) return;
+  bool erase(SlotIndex slot, const PageOf& page_of) {
+    if (buckets_.empty()) return false;
     std::size_t hole = home(page_of(slot), buckets_.size());
     while (buckets_[hole] != slot) {
-      assert(buckets_[hole] != kEmpty);
-      if (buckets_[hole] == kEmpty) return;  // not here after all: never loop for ever
+      if (buckets_[hole] == kEmpty) {
+        if (std::find(buckets_.begin(), buckets_.end(), slot) != buckets_.end()) {
+          retain([slot](SlotIndex other) { return other != slot; }, page_of);
+        }
+        return false;
+      }
       hole = next(hole);
     }
     // Backward shift: each following entry that may not stay behind the hole moves into it.
@@ -97,6 +102,7 @@ class FilePages {
     } else if (std::uint64_t{count_} * 4 < buckets_.size() && buckets_.size() > kMinBuckets) {
       rehash(std::max<std::size_t>(kMinBuckets, std::size_t{count_} * 8 / 5 + 1), page_of);
     }
+    return true;
   }
 
   // Keeps the slots for which keep(slot) holds and drops the others, in one pass and one

@@ -1,6 +1,7 @@
 #include "cache/slot_table.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cassert>
@@ -30,7 +31,14 @@ SlotTable::SlotTable(const MetadataStore& store) : store_(store), flags_(store.l
 std::optional<SlotIndex> SlotTable::find(std::uint64_t file_id, std::uint64_t page_no) const {
   const FileSlots* file = file_slots(file_id);
   if (file == nullptr) return std::nullopt;
-  return file->pages.find(page_no, page_of());
+  const auto slot = file->pages.find(page_no, page_of());
+  // The table holds only the file's own slots; checked all the same (the same entry the probe
+  // just read), since a slot in the wrong table would hand out another file's page.
+  if (slot && store_.file_id_of(*slot) != file_id) {
+    assert(false && "a page table names a slot of another file");
+    return std::nullopt;
+  }
+  return slot;
 }
 
 void SlotTable::insert(SlotIndex slot) {
@@ -72,7 +80,11 @@ void SlotTable::remove(SlotIndex slot) {
     --file->dirty;
   }
   const std::size_t before = file->pages.ram_bytes();
-  file->pages.erase(slot, page_of());
+  if (!file->pages.erase(slot, page_of())) {
+    spdlog::error("slot {} was not where file {}'s page table puts its page {}: the table disagrees with the entries",
+                  slot, file_id, store_.page_no_of(slot));
+    assert(false && "a page table that disagrees with the entries");
+  }
   page_table_bytes_ -= before - file->pages.ram_bytes();
   // A file still queued for the flusher keeps its record until the queue lets it go.
   if (file->pages.empty() && !file->queued) files_.erase(file_id);

@@ -43,9 +43,10 @@ class SlotTable {
   explicit SlotTable(const MetadataStore& store);
 
   std::uint32_t capacity() const { return static_cast<std::uint32_t>(flags_.size()); }
-  // Slots holding a page. After a restart from an image, less those the image held that its
-  // store could not read back (MetadataStore::image_entries_lost): they were never occupied here.
-  std::uint32_t used() const { return used_ - static_cast<std::uint32_t>(store_.image_entries_lost()); }
+  // Slots holding a page. After a restart from an image, moved by what its store's chunks read
+  // from the chip held against the image (MetadataStore::image_entries_change): the count
+  // taken from the image never saw those slots change here.
+  std::uint32_t used() const { return static_cast<std::uint32_t>(used_ + store_.image_entries_change()); }
   // The slot holding page `page_no` of `file_id`, if cached.
   std::optional<SlotIndex> find(std::uint64_t file_id, std::uint64_t page_no) const;
   bool occupied(SlotIndex slot) const { return (flag(slot) & kOccupied) != 0; }
@@ -153,10 +154,11 @@ class SlotTable {
   }
   void set_flags_of(SlotIndex slot) const;
   void load_table_of(std::uint64_t file_id) const;
-  // A file's page table read from the image and checked, or rebuilt from the store's entries.
+  // A file's page table read from the image and checked; if it fails, it and every table still
+  // in the image are rebuilt from the store's entries, in one pass over the slots.
   void load_table(std::uint64_t file_id, const ImagePart& part);
   Result<FilePages> read_table(std::uint64_t file_id, const ImagePart& part);
-  FilePages rebuild_table(std::uint64_t file_id);
+  void rebuild_tables(std::vector<std::uint64_t> file_ids);
   void drop_image_if_done();
 
   // kLeaving: only within remove(span), a slot whose file's index is about to be rebuilt.
@@ -170,7 +172,7 @@ class SlotTable {
   // clean at the front.
   std::deque<std::uint64_t> dirty_files_;
   std::size_t page_table_bytes_ = 0;  // the FilePages' buckets, summed
-  std::uint32_t used_ = 0;
+  std::int64_t used_ = 0;
   SlotIndex hand_ = 0;
   std::uint32_t dirty_count_ = 0;
 };

@@ -57,7 +57,7 @@ Status SlotTable::restore_image(std::shared_ptr<const RestartImage> image, Littl
       return Status::corruption("the slot table's part lists a file twice, or file 0");
     }
   }
-  tables->chunks_left = (capacity() + kFlagChunkSlots - 1) / kFlagChunkSlots;
+  tables->chunks_left = static_cast<std::size_t>((std::uint64_t{capacity()} + kFlagChunkSlots - 1) / kFlagChunkSlots);
   tables->flags_set.assign(tables->chunks_left, false);
   used_ = used;
   image_ = std::move(tables);
@@ -83,7 +83,7 @@ void SlotTable::set_flags_of(SlotIndex slot) const {
   self.image_->flags_set[chunk] = true;
   --self.image_->chunks_left;
   const SlotIndex first = static_cast<SlotIndex>(chunk * kFlagChunkSlots);
-  const SlotIndex end = std::min<SlotIndex>(capacity(), first + kFlagChunkSlots);
+  const auto end = static_cast<SlotIndex>(std::min<std::uint64_t>(capacity(), std::uint64_t{first} + kFlagChunkSlots));
   // Occupied where the store holds an entry; nothing else survives a clean close.
   for (SlotIndex s = first; s < end; ++s) self.flags_[s] = store_.file_id_of(s) != 0 ? kOccupied : 0;
   self.drop_image_if_done();
@@ -103,9 +103,18 @@ void SlotTable::load_table(std::uint64_t file_id, const ImagePart& part) {
   auto pages = read_table(file_id, part);
   if (!pages.is_ok()) {
     ++image_tables_damaged_;
-    spdlog::warn("the restart image's page table of file {} is not usable ({}): rebuilt from the entries", file_id,
-                 pages.status().message());
-    pages = rebuild_table(file_id);
+    // One damaged table suggests more (a torn image): every table still in the image is
+    // rebuilt with it, so that the whole cache is scanned once, not once per file.
+    std::vector<std::uint64_t> rebuilt{file_id};
+    if (image_ != nullptr) {  // gone if the check set the last chunk's flags and no table was left
+      for (const auto& [other, other_part] : image_->files) rebuilt.push_back(other);
+      image_->files.clear();
+    }
+    spdlog::warn("the restart image's page table of file {} is not usable ({}): it and the {} tables not read yet are "
+                 "rebuilt from the entries",
+                 file_id, pages.status().message(), rebuilt.size() - 1);
+    rebuild_tables(std::move(rebuilt));
+    return;
   }
   if (pages->empty()) return;
   page_table_bytes_ += pages->ram_bytes();
@@ -116,11 +125,15 @@ Result<FilePages> SlotTable::read_table(std::uint64_t file_id, const ImagePart& 
   auto bytes = image_->image->read(part);
   if (!bytes.is_ok()) return bytes.status();
   LittleEndianReader in(*bytes);
-  // Every slot the table names must be occupied by a page of this file, and named once: the
-  // store may have lost entries the image held (a damaged chunk the chip could not give back).
+  // Every slot the table names must be occupied by a page of this file, and named once; and
+  // its entry must be the image's own: where a chunk of entries was read from the chip
+  // instead, the entries are the authority and the table is rebuilt from them.
   std::vector<SlotIndex> taken;
   auto take = [&](SlotIndex slot) {
-    if (slot >= capacity() || flag(slot) != kOccupied || store_.file_id_of(slot) != file_id) return false;
+    if (slot >= capacity() || flag(slot) != kOccupied || store_.file_id_of(slot) != file_id ||
+        store_.read_from_chip(slot)) {
+      return false;
+    }
     flag(slot) = kLeaving;  // a mark: seen once
     taken.push_back(slot);
     return true;
@@ -131,15 +144,22 @@ Result<FilePages> SlotTable::read_table(std::uint64_t file_id, const ImagePart& 
   return pages;
 }
 
-FilePages SlotTable::rebuild_table(std::uint64_t file_id) {
-  std::vector<SlotIndex> slots;
+void SlotTable::rebuild_tables(std::vector<std::uint64_t> file_ids) {
+  absl::flat_hash_map<std::uint64_t, std::vector<SlotIndex>> slots;
+  for (std::uint64_t file_id : file_ids) slots[file_id];
   for (SlotIndex slot = 0; slot < capacity(); ++slot) {
-    if (occupied(slot) && store_.file_id_of(slot) == file_id) slots.push_back(slot);
+    if (!occupied(slot)) continue;
+    const auto it = slots.find(store_.file_id_of(slot));
+    if (it != slots.end()) it->second.push_back(slot);
   }
-  FilePages pages;
-  pages.reserve(static_cast<std::uint32_t>(slots.size()), page_of());
-  for (SlotIndex slot : slots) pages.add_unique(slot, store_.page_no_of(slot));
-  return pages;
+  for (auto& [file_id, found] : slots) {
+    if (found.empty()) continue;
+    FilePages pages;
+    pages.reserve(static_cast<std::uint32_t>(found.size()), page_of());
+    for (SlotIndex slot : found) pages.add_unique(slot, store_.page_no_of(slot));
+    page_table_bytes_ += pages.ram_bytes();
+    files_.try_emplace(file_id, FileSlots{std::move(pages)});
+  }
 }
 
 void SlotTable::drop_image_if_done() {

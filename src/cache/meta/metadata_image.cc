@@ -22,6 +22,10 @@ std::uint32_t chunk_slots_for(const SlotLayout& layout) {
   return (kChunkSlotsAtLeast + e - 1) / e * e;
 }
 
+std::uint32_t chunk_count_for(const SlotLayout& layout, std::uint32_t chunk_slots) {
+  return static_cast<std::uint32_t>((std::uint64_t{layout.slot_count} + chunk_slots - 1) / chunk_slots);
+}
+
 }  // namespace
 
 Result<std::vector<std::uint8_t>> MetadataStore::save_image(RestartImageWriter& parts) const {
@@ -30,8 +34,12 @@ Result<std::vector<std::uint8_t>> MetadataStore::save_image(RestartImageWriter& 
   if (!clean_mark_on_chip_ || !unfinished_.empty() || window_.size() != 0 || pending_drops_.size() != 0) {
     return Status::invalid_argument("the metadata store has changes not on the chip");
   }
+  FLASHDIR_TRY(check_alive());
   const std::uint32_t chunk_slots = chunk_slots_for(layout_);
-  const std::uint32_t chunk_count = (layout_.slot_count + chunk_slots - 1) / chunk_slots;
+  const std::uint32_t chunk_count = chunk_count_for(layout_, chunk_slots);
+  // Every chunk still in the last image read first: one read from the chip may take a file
+  // number, and the numbers are counted below.
+  for (std::uint32_t c = 0; c < chunk_count; ++c) at(c * chunk_slots);
   std::vector<ImageChunks::Chunk> chunks;
   // Holders counted afresh from the entries: a restart that read a damaged chunk from the chip
   // may count more than there are (never fewer), and the count goes no further than here.
@@ -106,7 +114,7 @@ Result<std::unique_ptr<MetadataStore>> MetadataStore::restore_image(Ftl& ftl, co
   chunks->chunk_slots = in.u32();
   const std::uint32_t chunk_count = in.u32();
   if (chunks->chunk_slots != chunk_slots_for(layout) ||
-      chunk_count != (layout.slot_count + chunks->chunk_slots - 1) / chunks->chunk_slots ||
+      chunk_count != chunk_count_for(layout, chunks->chunk_slots) ||
       chunk_count > in.remaining() / (ImagePart::kEncodedBytes + 4)) {
     return Status::corruption("chunks of entries that do not fit the slot layout");
   }
@@ -144,12 +152,19 @@ void MetadataStore::load_chunk(std::uint32_t chunk) {
   if (!bytes.is_ok() || !decode_chunk(*bytes, first, count)) {
     ++image_chunks_damaged_;
     const std::string why = bytes.is_ok() ? "entries a clean close cannot leave" : bytes.status().to_string();
+    if (chunks_from_chip_.empty()) {
+      chunks_from_chip_.assign(chunks.chunks.size(), false);
+      chunk_slots_from_chip_ = chunks.chunk_slots;
+    }
+    chunks_from_chip_[chunk] = true;
+    const std::uint32_t recorded = chunks.chunks[chunk].valid;
     const std::uint32_t found = read_chunk_from_chip(first, count);
-    const std::uint32_t lost = chunks.chunks[chunk].valid - std::min(found, chunks.chunks[chunk].valid);
+    const std::uint32_t lost = recorded - std::min(found, recorded);
     image_entries_lost_ += lost;
+    image_entries_change_ += std::int64_t{found} - std::int64_t{recorded};
     spdlog::warn("the restart image's entries of slots {} to {} are not usable ({}): read from the metadata pages, "
                  "{} of {} entries lost",
-                 first, first + count - 1, why, lost, chunks.chunks[chunk].valid);
+                 first, first + count - 1, why, lost, recorded);
   }
   chunks.loaded[chunk] = true;
   if (--chunks.left == 0) image_chunks_.reset();
@@ -180,17 +195,28 @@ std::uint32_t MetadataStore::read_chunk_from_chip(SlotIndex first, std::uint32_t
   std::vector<std::uint8_t> buffer(layout_.page_size_bytes);
   std::uint32_t found = 0;
   for (std::uint32_t page = layout_.page_of(first); page <= layout_.page_of(first + count - 1); ++page) {
+    // A page that cannot be read gives no entry: its slots are free, and it is written again
+    // (with them empty) at its next write or the clean close, so that no later restart finds
+    // entries the cache let go.
     if (Status s = ftl_.read(Lpn(page), 1, buffer); !s.is_ok()) {
       if (s.code() != StatusCode::corruption) (void)fail(s);  // every later call fails with it
-      continue;  // its entries stay empty: those slots are free
+      note_update(page);
+      continue;
     }
     auto decoded = decode_page(layout_, page, buffer);
-    if (!decoded.is_ok()) continue;
+    if (!decoded.is_ok()) {
+      if (decoded.status().code() != StatusCode::not_found) note_update(page);
+      continue;
+    }
     const SlotIndex page_first = page * layout_.entries_per_page;
     for (std::uint32_t i = 0; i < decoded->entries.size(); ++i) {
       const format::MetadataEntry& m = decoded->entries[i];
-      // After a clean close an entry is valid and nothing else, or empty.
-      if (m.flags != flag::kValid) continue;
+      // After a clean close an entry is valid and nothing else, or empty: any other is not
+      // taken, and its page is written again without it.
+      if (m.flags != flag::kValid) {
+        if (m.flags != 0) note_update(page);
+        continue;
+      }
       Entry& e = entries_[page_first + i];
       // Every number taken once more: the image's count of holders may already count this
       // entry (a number held too long is harmless; one freed while held would name another file).

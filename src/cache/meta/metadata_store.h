@@ -182,10 +182,18 @@ class MetadataStore {
   static Result<std::unique_ptr<MetadataStore>> restore_image(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme,
                                                              std::shared_ptr<const RestartImage> image,
                                                              LittleEndianReader& index);
-  // Since restore_image: chunks of the image that failed and were read from the chip instead,
-  // and entries the image held valid that the chip could not give back (slots now free).
+  // Since restore_image: chunks of the image that failed and were read from the chip instead;
+  // entries the image held valid that the chip could not give back (slots now free); and the
+  // change in valid entries those chunks brought, lost ones negative (the slot table's count
+  // of used slots, taken from the image, moves by it).
   std::uint64_t image_chunks_damaged() const { return image_chunks_damaged_; }
   std::uint64_t image_entries_lost() const { return image_entries_lost_; }
+  std::int64_t image_entries_change() const { return image_entries_change_; }
+  // Whether `slot`'s entry came from the chip in place of a damaged chunk of the image: a page
+  // table the image holds is not to be trusted over it (SlotTable rebuilds one that names it).
+  bool read_from_chip(SlotIndex slot) const {
+    return !chunks_from_chip_.empty() && chunks_from_chip_[slot / chunk_slots_from_chip_];
+  }
 
   MetadataCounters counters() const { return counters_; }
   const SlotLayout& layout() const { return layout_; }
@@ -289,6 +297,9 @@ class MetadataStore {
   std::unique_ptr<ImageChunks> image_chunks_;
   std::uint64_t image_chunks_damaged_ = 0;
   std::uint64_t image_entries_lost_ = 0;
+  std::int64_t image_entries_change_ = 0;
+  std::vector<bool> chunks_from_chip_;  // by chunk of the image; empty until one is
+  std::uint32_t chunk_slots_from_chip_ = 1;
   meta::FileRefs file_refs_;
   std::vector<std::uint32_t> page_updates_;  // entry updates a page's next write carries
   meta::UnfinishedWindow window_;
