@@ -157,7 +157,9 @@ Status EngineRig::close_and_reopen_ftl() {
   ftl_.reset();
   faulty_.reset();
   chip_.reopen();
-  auto ftl = Ftl::open(chip_.chip(), chip_.clock(), ftl_options_);
+  // Through a FaultyChip with nothing planned, so that a test can cut the power later.
+  faulty_ = std::make_unique<FaultyChip>(chip_.chip(), FaultPlan{});
+  auto ftl = Ftl::open(*faulty_, chip_.clock(), ftl_options_);
   if (!ftl.is_ok()) return ftl.status();
   ftl_ = std::move(ftl).value();
   return Status::ok();

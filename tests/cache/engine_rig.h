@@ -86,7 +86,8 @@ class EngineRig {
 
  private:
   Status open_engine();
-  // After the engine's close: the engine dropped, the FTL closed and opened again.
+  // After the engine's close: the engine dropped, the FTL closed and opened again (over a
+  // FaultyChip that plans nothing).
   Status close_and_reopen_ftl();
   // Flips a bit of the page `lpn` maps to, in the medium (after a flush).
   void damage_lpn(Lpn lpn);
