@@ -67,7 +67,7 @@ void SlotTable::load(std::span<const RecoveredSlot> slots) {
     file.pages.add_unique(found.slot, found.entry.page_no);
     flags_[found.slot] = kOccupied;
   });
-  used_ = static_cast<std::uint32_t>(slots.size());
+  used_ = static_cast<std::int64_t>(slots.size());
 }
 
 void SlotTable::remove(SlotIndex slot) {
@@ -124,7 +124,7 @@ void SlotTable::remove(std::span<const SlotIndex> slots) {
     if (pages.empty() && !it->second.queued) files_.erase(it);
   }
   for (SlotIndex slot : slots)
-    if (flags_[slot] == kLeaving) flags_[slot] = 0;  // set above: the flags of these slots are in
+    if (flags_[slot] == kLeaving) flags_[slot] = 0;  // flag() marked them above: no chunk to read
 }
 
 void SlotTable::set_dirty(SlotIndex slot) {
