@@ -146,6 +146,7 @@ void MetadataStore::load_chunk_of(SlotIndex slot) const {
 
 void MetadataStore::load_chunk(std::uint32_t chunk) {
   ImageChunks& chunks = *image_chunks_;
+  chunks.loaded[chunk] = true;  // first: nothing below may come back for it
   const SlotIndex first = chunk * chunks.chunk_slots;
   const std::uint32_t count = std::min(chunks.chunk_slots, layout_.slot_count - first);
   auto bytes = chunks.image->read(chunks.chunks[chunk].part);
@@ -166,7 +167,6 @@ void MetadataStore::load_chunk(std::uint32_t chunk) {
                  "{} of {} entries lost",
                  first, first + count - 1, why, lost, recorded);
   }
-  chunks.loaded[chunk] = true;
   if (--chunks.left == 0) image_chunks_.reset();
 }
 
