@@ -112,9 +112,17 @@ void restart(std::string& out, const Json& s) {
   const std::uint64_t usable = count(s, "cache", "restart_usable_slots");
   const double took = number(s, "cache", "restart_seconds");
   if (flag(s, "cache", "restart_clean_shutdown")) {
-    line(out, "Restart", fmt::format("after a clean shutdown: {} kept ({}), in {}{}", plural(usable, "page"),
-                                     bytes(usable * page_size_bytes(s)), duration(took),
-                                     flag(s, "cache", "restart_from_image") ? " from the restart image" : ""));
+    std::string value = fmt::format("after a clean shutdown: {} kept ({}), in {}", plural(usable, "page"),
+                                    bytes(usable * page_size_bytes(s)), duration(took));
+    if (flag(s, "cache", "restart_from_image")) {
+      value += " from the restart image";
+      // Its parts are read as they are needed: damage is found, and counted, from then on.
+      if (const std::uint64_t damaged = count(s, "cache", "restart_image_parts_damaged"); damaged != 0) {
+        value += fmt::format(" ({} rebuilt from the chip, {} lost)", plural(damaged, "damaged part"),
+                             plural(count(s, "cache", "restart_image_slots_lost"), "page"));
+      }
+    }
+    line(out, "Restart", value);
     return;
   }
   const std::uint64_t found = usable + count(s, "cache", "restart_dropped_slots") + count(s, "cache", "restart_orphan_slots");

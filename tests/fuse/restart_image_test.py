@@ -147,6 +147,10 @@ def damaged_part(check, top):
                     f"part: all 72 pages hit: {after['read_hit_pages'] - stats['read_hit_pages']}")
         with open(f"{rig.cache}/daemon.log", errors="replace") as f:
             check.check("read from the metadata pages" in f.read(), "part: the log says which part and why")
+        summary = subprocess.run([harness.flashdir_binary(), "stats", rig.mnt], capture_output=True, text=True,
+                                 check=False).stdout
+        check.check("2 damaged parts rebuilt from the chip, 0 pages lost" in summary,
+                    f"part: `flashdir stats` says so: {summary}")
 
 
 def another_caches_image(check, top):
