@@ -58,6 +58,7 @@ Status EngineOptions::validate() const {
     return Status::invalid_argument("dirty_low_watermark_percent must be below dirty_high_watermark_percent");
   if (flush_batch_pages == 0) return Status::invalid_argument("flush_batch_pages must be positive");
   if (read_ahead_pages > 1024) return Status::invalid_argument("read_ahead_pages is at most 1024");
+  if (miss_read_pages < 64 || miss_read_pages > 1024) return Status::invalid_argument("miss_read_pages must be in 64..1024");
   if (commit_interval_ms > 3'600'000) return Status::invalid_argument("commit_interval_ms is at most an hour (3600000)");
   if (write_back_delay_ms > 3'600'000) return Status::invalid_argument("write_back_delay_ms is at most an hour (3600000)");
   return Status::ok();
@@ -68,6 +69,7 @@ std::string EngineOptions::to_json() const {
       {"write_mode", write_mode_name(write_mode)},
       {"metadata", metadata_scheme_name(metadata)},
       {"read_ahead_pages", read_ahead_pages},
+      {"miss_read_pages", miss_read_pages},
       {"read_sequential_cutoff_bytes", read_sequential_cutoff_bytes},
       {"write_sequential_cutoff_bytes", write_sequential_cutoff_bytes},
       {"promote_after_misses", promote_after_misses},

@@ -13,8 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "flashdir/cache/backing_store.h"
@@ -78,16 +80,30 @@ int open_without_atime(int dir_fd, const char* name, int flags) {
 
 class PosixBackingFile final : public BackingFile {
  public:
-  PosixBackingFile(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  PosixBackingFile(UniqueFd fd, std::string path, BackingReads reads = {})
+      : fd_(std::move(fd)), path_(std::move(path)), reads_(reads) {}
 
   Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    const std::size_t piece = reads_.parallel_piece_bytes;
+    if (piece == 0 || out.size() <= piece) return read_whole(offset, out);
+    // Pieces after the first from threads of their own (or in this thread at get(), where no
+    // thread can be made: libstdc++'s fallback), the first from this one; every piece is
+    // waited for before the count is made, since they write into `out`.
+    std::vector<std::future<Result<std::size_t>>> rest;
+    for (std::size_t at = piece; at < out.size(); at += piece) {
+      const ByteSpan part = out.subspan(at, std::min(piece, out.size() - at));
+      rest.push_back(std::async(std::launch::async | std::launch::deferred,
+                                [this, offset, at, part] { return read_whole(offset + at, part); }));
+    }
+    std::vector<Result<std::size_t>> got;
+    got.push_back(read_whole(offset, out.first(piece)));
+    for (auto& pending : rest) got.push_back(pending.get());
+    // As one read would count: up to the first piece the end of the file cut short.
     std::size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return errno_status(errno, "reading", path_);
-      if (n == 0) break;
-      done += static_cast<std::size_t>(n);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (!got[i].is_ok()) return got[i].status();
+      done += *got[i];
+      if (*got[i] < std::min(piece, out.size() - i * piece)) break;
     }
     return done;
   }
@@ -130,15 +146,29 @@ class PosixBackingFile final : public BackingFile {
   }
 
  private:
+  // Up to out.size() bytes at `offset`, pread after pread; fewer only at end of file.
+  Result<std::size_t> read_whole(std::uint64_t offset, ByteSpan out) const {
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return errno_status(errno, "reading", path_);
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+
   UniqueFd fd_;
   std::string path_;
+  BackingReads reads_;
 };
 
 // A PosixBackingFile made at its first use; stat() answers from the reference descriptor until then.
 class OpenedOnUseBackingFile final : public BackingFile {
  public:
-  OpenedOnUseBackingFile(UniqueFd reference, std::string path, std::function<int(int)> open)
-      : reference_(std::move(reference)), path_(std::move(path)), open_(std::move(open)) {}
+  OpenedOnUseBackingFile(UniqueFd reference, std::string path, std::function<int(int)> open, BackingReads reads)
+      : reference_(std::move(reference)), path_(std::move(path)), open_(std::move(open)), reads_(reads) {}
 
   Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
     auto file = opened();
@@ -177,7 +207,7 @@ class OpenedOnUseBackingFile final : public BackingFile {
     if (owner_ == nullptr) {
       const int fd = open_(reference_.get());
       if (fd < 0) return errno_status(errno, "opening", path_);
-      owner_ = std::make_unique<PosixBackingFile>(UniqueFd(fd), path_);
+      owner_ = std::make_unique<PosixBackingFile>(UniqueFd(fd), path_, reads_);
       reference_ = UniqueFd();
       file_.store(owner_.get(), std::memory_order_release);
     }
@@ -188,6 +218,7 @@ class OpenedOnUseBackingFile final : public BackingFile {
   UniqueFd reference_;
   const std::string path_;
   const std::function<int(int)> open_;
+  const BackingReads reads_;
   std::unique_ptr<PosixBackingFile> owner_;
   std::atomic<BackingFile*> file_{nullptr};  // owner_ once opened, read without the mutex
 };
@@ -297,13 +328,15 @@ Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesy
   return std::unique_ptr<BackingStore>(std::make_unique<PosixBackingStore>(std::move(fd), canonical.string()));
 }
 
-std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path) {
-  return std::make_unique<PosixBackingFile>(UniqueFd(fd), std::string(relative_path));
+std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path, BackingReads reads) {
+  return std::make_unique<PosixBackingFile>(UniqueFd(fd), std::string(relative_path), reads);
 }
 
 std::unique_ptr<BackingFile> adopt_posix_backing_file_opened_on_use(int reference, std::string_view relative_path,
-                                                                    std::function<int(int reference)> open) {
-  return std::make_unique<OpenedOnUseBackingFile>(UniqueFd(reference), std::string(relative_path), std::move(open));
+                                                                    std::function<int(int reference)> open,
+                                                                    BackingReads reads) {
+  return std::make_unique<OpenedOnUseBackingFile>(UniqueFd(reference), std::string(relative_path), std::move(open),
+                                                  reads);
 }
 
 }  // namespace flashdir::cache

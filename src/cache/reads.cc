@@ -28,13 +28,14 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
 
   for (std::uint64_t page = first_page; page <= last_page;) {
     const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
-    pages.resize(std::size_t{kMaxRunPages + options_.read_ahead_pages} * page_size_);
+    pages.resize(std::size_t{options_.miss_read_pages + options_.read_ahead_pages} * page_size_);
     const std::uint64_t run_start = page * page_size_;
     // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
     const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
     const bool direct = direct_pages > 0;
     std::uint32_t served = 0;
     std::uint32_t missing = 0;
+    std::uint32_t missing_requested = 0;  // of `missing`, the pages the request asked for
     {
       std::unique_lock cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
@@ -45,10 +46,14 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
       if (!hit.is_ok()) return hit.status();
       served = *hit;
       if (served == 0) {
-        // The miss extends past the request by the read-ahead, up to the end of the file.
+        // The miss goes on to the end of the request (up to miss_read_pages: one backing read,
+        // which a store that overlaps its round trips serves in one), and past it by the
+        // read-ahead, up to the end of the file.
+        const std::uint64_t requested = std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
         const auto reach = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(eof_page - page + 1, std::uint64_t{wanted} + options_.read_ahead_pages));
+            std::min<std::uint64_t>(eof_page - page + 1, requested + options_.read_ahead_pages));
         missing = missing_run(file.file_id, page, reach);
+        missing_requested = static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, requested));
       }
     }
     if (served > 0) {
@@ -65,7 +70,7 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
         ++counters_.backing_errors;
         return got.status();
       }
-      served = std::min<std::uint32_t>(missing, wanted);
+      served = missing_requested;
       counters_.read_miss_pages += served;
       counters_.read_ahead_pages += missing - served;
       if (admit) {

@@ -47,4 +47,12 @@ std::uint64_t default_sequential_cutoff_bytes(BackingKind kind, std::uint64_t en
   return kind == BackingKind::remote ? 0 : engine_default;
 }
 
+std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_default) {
+  return kind == BackingKind::remote ? 256 : engine_default;
+}
+
+cache::BackingReads backing_reads(BackingKind kind) {
+  return kind == BackingKind::remote ? cache::BackingReads{.parallel_piece_bytes = 128 * 1024} : cache::BackingReads{};
+}
+
 }  // namespace flashdir::fs

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "flashdir/cache/backing_store.h"
+
 namespace flashdir::fs {
 
 // A store reached over a network or through another FUSE daemon (NFS, SMB, 9p, Ceph, AFS,
@@ -23,5 +25,13 @@ BackingFileSystem backing_file_system(long f_type);
 // a remote store is slower than the cache for every stream, so there every stream is admitted
 // (0); on a local file system the engine's default.
 std::uint64_t default_sequential_cutoff_bytes(BackingKind kind, std::uint64_t engine_default);
+
+// How the engine reads its backing files: on a remote store in parallel pieces of 128 KiB, the
+// size of the requests Linux's FUSE client makes of a buffered read (one after another, a round
+// trip each, otherwise), and a miss's read of up to 1 MiB at once, so that its pieces overlap
+// (bench/slowstore/seq_miss_read.sh: 1 MiB reads of a missed file over slowstore at 1 ms a
+// call, 201-234 MiB/s against 84-86 before); on a local one in one read of the engine's default.
+cache::BackingReads backing_reads(BackingKind kind);
+std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_default);
 
 }  // namespace flashdir::fs

@@ -188,6 +188,7 @@ cache::EngineOptions engine_options(const MountOptions& options, BackingKind bac
   cache::EngineOptions engine;
   engine.read_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.read_sequential_cutoff_bytes);
   engine.write_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.write_sequential_cutoff_bytes);
+  engine.miss_read_pages = default_miss_read_pages(backing, engine.miss_read_pages);
   switch (options.write_mode) {
     case WriteMode::writethrough: engine.write_mode = cache::WriteMode::write_through; break;
     case WriteMode::writeback: engine.write_mode = cache::WriteMode::write_back; break;
@@ -299,7 +300,8 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   supervision.min_free_bytes = request.options.min_free_bytes;
   supervision.reopen = [&request, &backing, engine, &cache] { return open_cache(request, backing.canonical, engine, cache); };
   context.data = std::make_unique<EngineFileData>(std::move(mounted.value()), std::move(supervision),
-                                                  request.options.write_mode == WriteMode::writeback);
+                                                  request.options.write_mode == WriteMode::writeback,
+                                                  backing_reads(context.backing_fs.kind));
   // The log is opened before the mount so that a refusal (a link planted in the cache) still
   // reaches the terminal.
   UniqueFd log;

@@ -218,7 +218,8 @@ int engine_descriptor(int caller_fd, int flags, bool read_only) {
 // call is a write or a truncate anyway, and a write must not meet a permission the open did not
 // check.
 SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(CallerBackingFd& caller, int open_flags,
-                                                                  const std::string& relative_path) {
+                                                                  const std::string& relative_path,
+                                                                  cache::BackingReads reads) {
   auto caller_flags = caller.flags();
   if (!caller_flags.is_ok()) return Errno{caller_flags.error()};
   const int flags = *caller_flags;
@@ -230,7 +231,7 @@ SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(CallerBacking
     if (!caller_fd.is_ok()) return Errno{caller_fd.error()};
     const int fd = engine_descriptor(*caller_fd, flags, false);
     if (fd < 0) return last_errno();
-    return cache::adopt_posix_backing_file(fd, relative_path);
+    return cache::adopt_posix_backing_file(fd, relative_path, reads);
   }
   const int reference = ::fcntl(caller.reference(), F_DUPFD_CLOEXEC, 0);
   if (reference < 0) return last_errno();
@@ -240,15 +241,16 @@ SysResult<std::unique_ptr<cache::BackingFile>> engine_backing_file(CallerBacking
         const int fd = engine_descriptor(reference_fd, flags, true);
         if (fd >= 0 || (errno != EACCES && errno != EPERM) || !reference_reads) return fd;
         return ::fcntl(reference_fd, F_DUPFD_CLOEXEC, 0);
-      });
+      },
+      reads);
 }
 
 
 }  // namespace
 
 EngineFileData::EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision,
-                               bool write_back)
-    : supervisor_(std::move(cache), std::move(supervision)), write_back_(write_back) {}
+                               bool write_back, cache::BackingReads backing_reads)
+    : supervisor_(std::move(cache), std::move(supervision)), write_back_(write_back), backing_reads_(backing_reads) {}
 EngineFileData::~EngineFileData() = default;
 
 SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
@@ -264,7 +266,7 @@ SysResult<std::unique_ptr<OpenFile>> EngineFileData::open(OpenRequest request) {
   std::shared_ptr<cache::MountedCache> cache = supervisor_.running();
   const BackingAttributes attributes = cache::attributes_of_statx(*st);
   if (cache == nullptr) return open_around_stopped_cache(std::move(request), attributes);
-  auto backing = engine_backing_file(*request.backing, request.flags, request.relative_path);
+  auto backing = engine_backing_file(*request.backing, request.flags, request.relative_path, backing_reads_);
   if (!backing.is_ok()) return Errno{backing.error()};
   auto handle = cache->engine().open_file(request.relative_path, std::move(*backing), attributes);
   if (!handle.is_ok()) {

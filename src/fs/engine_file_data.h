@@ -17,7 +17,9 @@ namespace flashdir::fs {
 class EngineFileData final : public FileData {
  public:
   // `write_back`: the engine runs in write-back mode (sizes, write-back at close, O_SYNC).
-  EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision, bool write_back);
+  // `backing_reads`: how the engine's backing files read (in parallel pieces on a remote store).
+  EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision, bool write_back,
+                 cache::BackingReads backing_reads);
   ~EngineFileData() override;
 
   SysResult<std::unique_ptr<OpenFile>> open(OpenRequest request) override;
@@ -40,6 +42,7 @@ class EngineFileData final : public FileData {
 
   CacheSupervisor supervisor_;
   const bool write_back_;
+  const cache::BackingReads backing_reads_;
   std::atomic<std::uint64_t> bypassed_opens_{0};
   std::atomic<std::uint64_t> opens_while_stopped_{0};
   std::atomic<std::uint64_t> refused_opens_{0};  // EIO: write-back data held by the stopped cache

@@ -142,3 +142,57 @@ TEST_CASE("round trips: a backing file opened on use stats through its reference
   CHECK(n.status().sys_errno() == EACCES);
   CHECK(opens == 1);
 }
+
+TEST_CASE("round trips: a backing file read in parallel pieces returns what one read returns") {
+  EngineRig rig;
+  const auto bytes = pattern(9, 1'000'003);
+  rig.put("f", bytes);
+  const int fd = ::open(rig.backing_path("f").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  auto file = flashdir::cache::adopt_posix_backing_file(fd, "f", flashdir::cache::BackingReads{.parallel_piece_bytes = 4096});
+  // Whole pieces, a piece cut short by the end of the file, a read that starts past it.
+  for (const auto& [offset, length] : std::vector<std::pair<std::uint64_t, std::size_t>>{
+           {0, 4096}, {0, 5 * 4096}, {123, 70'001}, {995'000, 4 * 4096}, {1'000'003 - 4096, 3 * 4096}, {1'000'003, 9000},
+           {2'000'000, 4096}}) {
+    INFO("offset " << offset << " length " << length);
+    std::vector<std::uint8_t> out(length, 0xEE);
+    auto n = file->read(offset, out);
+    REQUIRE(n.is_ok());
+    const std::size_t expected = offset >= bytes.size() ? 0 : std::min<std::size_t>(length, bytes.size() - offset);
+    CHECK(*n == expected);
+    out.resize(*n);
+    CHECK(out == std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, bytes.size())),
+                                           bytes.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, bytes.size()) + expected)));
+  }
+  // A piece that fails fails the read.
+  const int write_only = ::open(rig.backing_path("f").c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(write_only >= 0);
+  auto unreadable =
+      flashdir::cache::adopt_posix_backing_file(write_only, "f", flashdir::cache::BackingReads{.parallel_piece_bytes = 4096});
+  std::vector<std::uint8_t> out(5 * 4096);
+  auto n = unreadable->read(0, out);
+  REQUIRE_FALSE(n.is_ok());
+  CHECK(n.status().sys_errno() == EBADF);
+}
+
+TEST_CASE("round trips: a miss reads the rest of the request from the backing in one read, up to miss_read_pages") {
+  flashdir::cache::EngineOptions options;
+  options.miss_read_pages = 256;
+  options.read_ahead_pages = 0;
+  EngineRig rig(options, 1024);
+  const std::uint32_t P = rig.page_size();
+  const auto bytes = pattern(4, 600 * P + 11);
+  rig.put("f", bytes);
+  const FileHandle file = open(rig, "f");
+  const std::uint64_t reads_before = rig.backing_faults().reads;
+  // 300 pages from page 3: one backing read of 256 pages, one of 44.
+  CHECK(read(rig, file, 3 * P + 5, 300 * P) ==
+        std::vector<std::uint8_t>(bytes.begin() + 3 * P + 5, bytes.begin() + 303 * P + 5));
+  CHECK(rig.backing_faults().reads - reads_before == 2);
+  CHECK(rig.engine().stats().read_miss_pages == 301);
+  // Every page of it is cached: the same read again hits.
+  CHECK(read(rig, file, 3 * P + 5, 300 * P) ==
+        std::vector<std::uint8_t>(bytes.begin() + 3 * P + 5, bytes.begin() + 303 * P + 5));
+  CHECK(rig.engine().stats().read_hit_pages == 301);
+  REQUIRE(rig.engine().release(file).is_ok());
+}

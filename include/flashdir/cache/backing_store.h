@@ -58,16 +58,26 @@ class BackingStore {
 
 // The real one, rooted at `root` (opened O_DIRECTORY|O_PATH once).
 Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesystem::path& root);
+
+// How a POSIX backing file reads. A network or FUSE store's kernel client sends a buffered read
+// as requests of 128 KiB, one after another, a round trip each: a read longer than
+// `parallel_piece_bytes` (0: none) goes out in pieces of that size at once, each from a thread
+// of its own, so that the round trips overlap. Local file systems gain nothing from it.
+struct BackingReads {
+  std::size_t parallel_piece_bytes = 0;
+};
+
 // Wraps a descriptor the caller already opened on a backing file (the daemon's); the file takes
 // ownership of `fd`.
-std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path);
+std::unique_ptr<BackingFile> adopt_posix_backing_file(int fd, std::string_view relative_path, BackingReads reads = {});
 // A backing file the engine opens only once it first reads, writes, truncates, allocates or
 // syncs it, so that an open whose reads the cache serves costs no backing open (a round trip on
 // a network store). `open(reference)` makes its descriptor then, once (an open(2)-like call: a
 // descriptor, or -1 with errno set). Until then stat() asks `reference`, a descriptor of the
 // same file, which the file takes ownership of and closes once opened.
 std::unique_ptr<BackingFile> adopt_posix_backing_file_opened_on_use(int reference, std::string_view relative_path,
-                                                                    std::function<int(int reference)> open);
+                                                                    std::function<int(int reference)> open,
+                                                                    BackingReads reads = {});
 // A backing file's attributes from statx(2) with STATX_BASIC_STATS | STATX_BTIME, `device` its
 // raw st_dev (as BackingFile::stat gives them), for a caller that stat'ed it already.
 BackingAttributes attributes_of_statx(const struct statx& st);
