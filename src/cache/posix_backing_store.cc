@@ -16,8 +16,8 @@
 #include <future>
 #include <mutex>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "flashdir/cache/backing_store.h"
 #include "flashdir/file_io.h"
