@@ -185,7 +185,7 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   ++state->open_handles;
   std::unique_lock handles(handles_mutex_);
   const FileHandle handle{next_handle_++};
-  handles_.emplace(handle.value, std::make_unique<OpenHandle>(OpenHandle{state, std::move(file)}));
+  handles_.emplace(handle.value, std::make_unique<OpenHandle>(state, std::move(file)));
   return handle;
 }
 

@@ -144,6 +144,9 @@ struct FileState {
 struct OpenHandle {
   std::shared_ptr<FileState> file;
   std::shared_ptr<BackingFile> backing;
+  // This open's reads, as the kernel keeps read-ahead state per open file: only an open that
+  // reads on from where it stopped gets read-ahead.
+  SequentialStream reads;
 };
 
 }  // namespace flashdir::cache

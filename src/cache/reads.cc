@@ -12,8 +12,9 @@ namespace flashdir::cache {
 Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out) {
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
-  FileState& file = *(*open)->file;
-  BackingFile& backing = *(*open)->backing;
+  OpenHandle& opened = **open;
+  FileState& file = *opened.file;
+  BackingFile& backing = *opened.backing;
   std::shared_lock file_lock(file.lock);
   ++counters_.read_requests;
   const std::uint64_t size = file.size_bytes.load();
@@ -21,6 +22,12 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   const std::uint64_t end = std::min<std::uint64_t>(size, offset + out.size());
   const bool admit = !file.bypassed && (options_.read_sequential_cutoff_bytes == 0 ||
                                         file.read_stream.note(offset, end - offset) <= options_.read_sequential_cutoff_bytes);
+  // Read-ahead only for a sequential reader (from the start of the file, or on from where this
+  // open's last read ended), as the kernel does: after a random read it would fill the cache
+  // with pages nobody asked for, each an eviction and a chip program (8 of 9 pages filled).
+  const bool continues = opened.reads.note(offset, end - offset) > end - offset;
+  const bool sequential = offset == 0 || continues;
+  const std::uint32_t read_ahead_pages = sequential ? options_.read_ahead_pages : 0;
   const std::uint64_t first_page = offset / page_size_;
   const std::uint64_t last_page = (end - 1) / page_size_;
   const std::uint64_t eof_page = (size - 1) / page_size_;
@@ -51,7 +58,7 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
         // read-ahead, up to the end of the file.
         const std::uint64_t requested = std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
         const auto reach = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(eof_page - page + 1, requested + options_.read_ahead_pages));
+            std::min<std::uint64_t>(eof_page - page + 1, requested + read_ahead_pages));
         missing = missing_run(file.file_id, page, reach);
         missing_requested = static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, requested));
       }

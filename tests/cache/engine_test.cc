@@ -56,6 +56,44 @@ TEST_CASE("read-ahead admits the pages after a miss, up to the end of the file")
   CHECK(rig.engine().stats().cached_pages == 7);  // pages 8 and 9: the file ends there
 }
 
+TEST_CASE("read-ahead follows an open that reads on sequentially, never a random read") {
+  EngineOptions options;
+  options.read_ahead_pages = 4;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  const auto bytes = pattern(2, 64 * P);
+  rig.put("f", bytes);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> out(P);
+  auto read_page = [&](std::uint64_t page) {
+    REQUIRE(rig.engine().read(*file, page * P, out).is_ok());
+    CHECK(out == slice(bytes, page * P, P));
+  };
+
+  read_page(40);  // a random read: the page alone
+  CHECK(rig.engine().stats().cached_pages == 1);
+  CHECK(rig.engine().stats().read_ahead_pages == 0);
+  read_page(20);
+  CHECK(rig.engine().stats().cached_pages == 2);
+  read_page(21);  // on from where the last read ended: 4 pages ahead
+  CHECK(rig.engine().stats().cached_pages == 7);
+  CHECK(rig.engine().stats().read_ahead_pages == 4);
+  read_page(0);  // the start of the file counts as sequential
+  CHECK(rig.engine().stats().read_ahead_pages == 8);
+
+  // Another open's read ending where this open's next one starts does not make it sequential:
+  // each open is its own stream.
+  auto other = rig.engine().open_file("f");
+  REQUIRE(other.is_ok());
+  REQUIRE(rig.engine().read(*other, 29 * P, out).is_ok());
+  read_page(30);
+  CHECK(rig.engine().stats().read_ahead_pages == 8);
+  CHECK(rig.engine().stats().cached_pages == 7 + 5 + 2);
+  REQUIRE(rig.engine().release(*other).is_ok());
+  REQUIRE(rig.engine().release(*file).is_ok());
+}
+
 TEST_CASE("write-through writes the backing file and keeps the cache in step, partial pages included") {
   EngineRig rig;
   const std::uint32_t P = rig.page_size();

@@ -41,7 +41,7 @@ std::vector<std::vector<std::uint8_t>> churn(EngineRig& rig) {
     const int f = static_cast<int>(random.uniform(kFiles));
     const auto& bytes = files[f];
     const std::uint64_t offset = random.uniform(bytes.size());
-    const std::size_t length = random.between(1, 6 * P);
+    const std::size_t length = random.between(1, 24 * P);
     if (random.one_in(5)) {
       auto file = rig.engine().open_file(name_of(f));
       REQUIRE(file.is_ok());

@@ -37,7 +37,8 @@ struct EngineOptions {
   // Fixed when the cache is first used (recorded in the catalog); a later open must agree.
   MetadataScheme metadata = MetadataScheme::lufuw;
   // Pages read from the backing file beyond a read miss, and admitted with it (stopping at EOF
-  // and at the first page already cached).
+  // and at the first page already cached), when the read is sequential: at the start of the
+  // file, or on from where the same open's previous read ended.
   std::uint32_t read_ahead_pages = 8;
   // Pages a read's miss takes from the backing file in one read at most (the rest of the
   // request, up to this; 64 to 1024). A store whose round trips overlap within one read (a
