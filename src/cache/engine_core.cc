@@ -148,8 +148,16 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   if (const auto it = open_files_.find(key); it != open_files_.end()) state = it->second;
   if (state == nullptr) state = still_dirty(key);
   const auto changed_since = [&](FileState& known) {
+    // Asked again under the file's lock (no write of the engine's in flight) and its backing
+    // lock (no write-back) before a change is believed: the caller's stat may predate the
+    // engine's own latest change to the file (the flusher's write-back of a batch, a write of
+    // another open), which would pass for a change behind it and, under the path rule, split
+    // one file into two open states, each serving its own pages.
+    std::shared_lock file_lock(known.lock);
     std::lock_guard backing_lock(known.backing_mutex);
-    return known.changed_behind(*attributes);
+    if (!known.changed_behind(*attributes)) return false;
+    auto now = attributes_of(*file);
+    return !now.is_ok() || known.changed_behind(*now);
   };
   if (state != nullptr && changed_since(*state)) {
     if (rule_ == IdentityRule::path) {
