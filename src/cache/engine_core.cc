@@ -308,7 +308,7 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
       std::lock_guard backing_lock(file.backing_mutex);
       FLASHDIR_TRY(note_outside_change(file, backing));
     }
-    return write_into_cache(open.file, open.backing, offset, data);
+    return write_into_cache(open, offset, data);
   }
 
   {

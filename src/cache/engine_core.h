@@ -214,8 +214,7 @@ class EngineCore {
   // Under cache_mutex_: pages from `page` on that are not cached, up to `max_pages`.
   std::uint32_t missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const;
   // write-back: a write into the cache as dirty pages (file lock held exclusively).
-  Result<std::size_t> write_into_cache(const std::shared_ptr<FileState>& file, const std::shared_ptr<BackingFile>& backing,
-                                       std::uint64_t offset, ConstByteSpan data);
+  Result<std::size_t> write_into_cache(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
   // Writes dirty pages of `file_id` back to `target` (cut at `file_size`, read with each batch's
   // pages), syncs it and marks them clean; at most about `max_pages` (0: all). Takes
   // cache_mutex_ only around slot work.

@@ -147,6 +147,9 @@ struct OpenHandle {
   // This open's reads, as the kernel keeps read-ahead state per open file: only an open that
   // reads on from where it stopped gets read-ahead.
   SequentialStream reads;
+  // This open's writes: in write-back a stream of them goes back behind its writer, also while
+  // other opens write the file elsewhere (interleaved, they made no stream of the file's).
+  SequentialStream writes;
 };
 
 }  // namespace flashdir::cache

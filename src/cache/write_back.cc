@@ -67,15 +67,15 @@ Result<std::size_t> write_page_runs(BackingFile& target, const BatchPages& batch
 
 }  // namespace
 
-Result<std::size_t> EngineCore::write_into_cache(const std::shared_ptr<FileState>& state,
-                                                 const std::shared_ptr<BackingFile>& backing, std::uint64_t offset,
-                                                 ConstByteSpan data) {
+Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t offset, ConstByteSpan data) {
+  const std::shared_ptr<FileState>& state = open.file;
+  const std::shared_ptr<BackingFile>& backing = open.backing;
   FileState& file = *state;
   if (file.write_target_file.load(std::memory_order_acquire) != backing.get()) {
     std::lock_guard backing_lock(file.backing_mutex);
     file.set_write_target(backing);
   }
-  const std::uint64_t stream_bytes = file.write_stream.note(offset, data.size());
+  const std::uint64_t stream_bytes = open.writes.note(offset, data.size());
   const std::uint64_t end = offset + data.size();
   // The size grows before any page is dirty: the flusher cuts what it writes back at it.
   file.size_bytes = std::max(file.size_bytes.load(), end);

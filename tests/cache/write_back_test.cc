@@ -256,6 +256,39 @@ TEST_CASE("write-back: a sequential stream goes back behind its writer before it
   CHECK(rig.get("random").size() == 64ULL * P);
 }
 
+TEST_CASE("write-back: each open's stream goes back behind it while another open writes the file elsewhere") {
+  // Two writers of one file, each sequential in a region of its own (fio's jobs with
+  // offset_increment): interleaved, the file's writes made no stream, and nothing went back
+  // before the close.
+  EngineOptions options = write_back_options();
+  options.write_back_stream_bytes = 0;  // set below, once the page size is known
+  EngineRig probe(options);
+  const std::uint32_t P = probe.page_size();
+  options.write_back_stream_bytes = 8ULL * P;
+  EngineRig rig(options);
+  rig.put("f", {});
+  auto low = rig.engine().open_file("f");
+  auto high = rig.engine().open_file("f");
+  REQUIRE(low.is_ok());
+  REQUIRE(high.is_ok());
+  std::vector<std::uint8_t> model;
+  for (std::uint64_t page = 0; page < 64; page += 4) {
+    for (const auto& [file, at] : {std::pair{*low, page}, std::pair{*high, 64 + page}}) {
+      const auto piece = pattern(static_cast<std::uint32_t>(at), 4ULL * P);
+      REQUIRE(rig.engine().write(file, at * P, piece).is_ok());
+      apply(model, at * P, piece);
+    }
+  }
+  // Each open's writes past its first 8 pages asked the flusher for a batch.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (rig.engine().stats().written_back_pages < 96 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(rig.engine().stats().written_back_pages >= 96);
+  REQUIRE(rig.engine().release(*low).is_ok());
+  REQUIRE(rig.engine().release(*high).is_ok());
+  CHECK(rig.get("f") == model);
+}
+
 TEST_CASE("write-back with a delay: a close returns with the data durable in the cache; the flusher writes it back within the delay") {
   EngineOptions options = write_back_options();
   options.write_back_delay_ms = 300;
