@@ -108,11 +108,12 @@ struct FileState {
     own.ctime_ns = now.ctime_ns;
     return !now.same_file_and_contents(own);
   }
-  // write-back: the handle of the last write, through which its dirty pages go back (kept
-  // open until they have); guarded by backing_mutex, changed only by set_write_target.
+  // write-back: the handle of the first write since the file was last clean (any writer's
+  // descriptor writes the file), through which its dirty pages go back (kept open until they
+  // have); guarded by backing_mutex, changed only by set_write_target.
   std::shared_ptr<BackingFile> write_target;
-  // write_target's file, read without backing_mutex: a write through the handle that is the
-  // target already takes no backing_mutex, which the flusher holds while a batch goes back.
+  // write_target's file, read without backing_mutex: a write that finds a target set takes no
+  // backing_mutex, which the flusher holds while a batch goes back.
   std::atomic<const BackingFile*> write_target_file{nullptr};
   void set_write_target(std::shared_ptr<BackingFile> target) {
     write_target = std::move(target);

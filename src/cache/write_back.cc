@@ -71,9 +71,11 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
   const std::shared_ptr<FileState>& state = open.file;
   const std::shared_ptr<BackingFile>& backing = open.backing;
   FileState& file = *state;
-  if (file.write_target_file.load(std::memory_order_acquire) != backing.get()) {
+  // The target stays the first writer's: made each write's own, every writer of a file written
+  // by several would wait at each turn for the flusher's batch in flight (backing_mutex).
+  if (file.write_target_file.load(std::memory_order_acquire) == nullptr) {
     std::lock_guard backing_lock(file.backing_mutex);
-    file.set_write_target(backing);
+    if (file.write_target == nullptr) file.set_write_target(backing);
   }
   const std::uint64_t stream_bytes = open.writes.note(offset, data.size());
   const std::uint64_t end = offset + data.size();
