@@ -28,6 +28,15 @@ void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::ve
   std::copy(bytes.begin(), bytes.end(), model.begin() + static_cast<std::ptrdiff_t>(offset));
 }
 
+// Write-back whose sequential streams go back 8 pages at a time.
+EngineOptions streaming_in_8_pages() {
+  EngineOptions options = write_back_options();
+  options.write_back_stream_bytes = 0;  // set below, once the page size is known
+  const std::uint32_t page_size = EngineRig(options).page_size();
+  options.write_back_stream_bytes = 8ULL * page_size;
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("write-back keeps writes in the cache until the last release writes them back") {
@@ -218,12 +227,8 @@ TEST_CASE("write-back: a drain writes each run of consecutive dirty pages with o
 }
 
 TEST_CASE("write-back: a sequential stream goes back behind its writer before its close; random writes stay") {
-  EngineOptions options = write_back_options();
-  options.write_back_stream_bytes = 0;  // set below, once the page size is known
-  EngineRig probe(options);
-  const std::uint32_t P = probe.page_size();
-  options.write_back_stream_bytes = 8ULL * P;
-  EngineRig rig(options);
+  EngineRig rig(streaming_in_8_pages());
+  const std::uint32_t P = rig.page_size();
   rig.put("stream", {});
   rig.put("random", {});
   auto stream = rig.engine().open_file("stream");
@@ -260,12 +265,8 @@ TEST_CASE("write-back: each open's stream goes back behind it while another open
   // Two writers of one file, each sequential in a region of its own (fio's jobs with
   // offset_increment): interleaved, the file's writes made no stream, and nothing went back
   // before the close.
-  EngineOptions options = write_back_options();
-  options.write_back_stream_bytes = 0;  // set below, once the page size is known
-  EngineRig probe(options);
-  const std::uint32_t P = probe.page_size();
-  options.write_back_stream_bytes = 8ULL * P;
-  EngineRig rig(options);
+  EngineRig rig(streaming_in_8_pages());
+  const std::uint32_t P = rig.page_size();
   rig.put("f", {});
   auto low = rig.engine().open_file("f");
   auto high = rig.engine().open_file("f");
