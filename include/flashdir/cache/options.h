@@ -60,7 +60,7 @@ struct EngineOptions {
   std::uint8_t dirty_low_watermark_percent = 25;
   // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
   std::uint32_t flush_batch_pages = 64;
-  // write-back: a sequential stream of writes this long goes back behind its writer, this many
+  // write-back: an open's sequential stream of writes this long goes back behind it, this many
   // bytes (rounded down to whole pages, at least one) at a time, whatever the watermarks say, so
   // that the store takes it while the writer fills the cache and its close finds little left to
   // drain. Random writes stay in the cache. 0: streams wait for the watermarks or the close.
