@@ -241,8 +241,10 @@ class EngineCore {
   // flusher (its write-back descriptor closes) and the catalog records it as it now is.
   // Namespace lock held, no other.
   Status settle_closed_file(const std::shared_ptr<FileState>& file);
-  // The pages of a sequential stream the flusher writes back per batch.
+  // The pages the flusher writes back per batch: of a sequential stream behind its writer, and
+  // under a watermark's pressure.
   std::size_t stream_batch_pages() const;
+  std::size_t pressure_batch_pages() const;
   // The file's write_back_error (or else the damaged dirty page a read found), cleared: reported
   // once, by the next fsync or close. The cache lock must not be held.
   Status take_write_back_error(FileState& file);

@@ -153,6 +153,11 @@ std::size_t EngineCore::stream_batch_pages() const {
   return std::max<std::size_t>(1, options_.write_back_stream_bytes / page_size_);
 }
 
+std::size_t EngineCore::pressure_batch_pages() const {
+  // A quarter: the writers keep the rest of the cache to fill while a batch goes back.
+  return std::max<std::size_t>(1, std::min<std::size_t>(options_.flush_batch_pages, slots_->capacity() / 4));
+}
+
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                               std::size_t max_pages, LostPages& lost) {
   // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
@@ -365,7 +370,7 @@ void EngineCore::run_flusher() {
       continue;
     }
     std::uint64_t file_id = 0;
-    std::size_t batch = options_.flush_batch_pages;
+    std::size_t batch = pressure_batch_pages();
     const bool streaming = !pressed();
     if (!streaming) {
       draining_ = true;

@@ -134,6 +134,34 @@ TEST_CASE("write-back: a cache full of dirty pages makes writers wait for the fl
   CHECK(rig.get("big") == model);
 }
 
+TEST_CASE("write-back: under a watermark's pressure the flusher's batches take a quarter of the cache") {
+  // Each batch costs the store a sync (and two stats): small batches held a writer filling a
+  // 16 MiB cache over a store with 1 ms calls to a tenth of the store's speed.
+  EngineOptions options = write_back_options();
+  options.write_back_stream_bytes = 0;  // only the watermarks start the flusher
+  EngineRig rig(options, 256);
+  const std::uint32_t P = rig.page_size();
+  const std::uint64_t capacity = rig.engine().stats().capacity_pages;
+  REQUIRE(capacity >= 1024);  // a quarter of the cache is then well above a few pages
+  rig.put("big", {});
+  auto file = rig.engine().open_file("big");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> model;
+  const std::uint64_t syncs = rig.backing_faults().syncs;
+  for (std::uint64_t offset = 0; offset < 3 * capacity * P; offset += 4 * P) {
+    const auto chunk = pattern(offset, 4 * P);
+    REQUIRE(rig.engine().write(*file, offset, chunk).is_ok());
+    apply(model, offset, chunk);
+  }
+  const auto stats = rig.engine().stats();
+  // Two and a half caches went back while the writer wrote, a quarter of a cache per sync
+  // (at most a batch's worth fewer pages in the last batches the low watermark cuts short).
+  CHECK(stats.written_back_pages >= 2 * capacity);
+  CHECK(rig.backing_faults().syncs - syncs <= 14);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("big") == model);
+}
+
 TEST_CASE("write-back: truncate and fallocate write dirty pages back first; bytes below the end are kept") {
   EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();

@@ -58,8 +58,10 @@ struct EngineOptions {
   // stops below the low one. A writer that finds no clean page to evict waits for it.
   std::uint8_t dirty_high_watermark_percent = 50;
   std::uint8_t dirty_low_watermark_percent = 25;
-  // Pages the flusher writes back per batch (one FTL read per run of consecutive slots).
-  std::uint32_t flush_batch_pages = 64;
+  // At most this many pages per batch the flusher writes back under a watermark's pressure, and
+  // never more than a quarter of the cache. Each batch costs the store a sync and two stats, so a
+  // small one holds a writer to a fraction of the store's speed (64 pages, 256 KiB: a tenth).
+  std::uint32_t flush_batch_pages = 2048;
   // write-back: an open's sequential stream of writes this long goes back behind it, this many
   // bytes (rounded down to whole pages, at least one) at a time, whatever the watermarks say, so
   // that the store takes it while the writer fills the cache and its close finds little left to
