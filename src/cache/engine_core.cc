@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "absl/container/flat_hash_set.h"
@@ -171,6 +170,7 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
       // asynchronously, so a close(2) and the next open(2) may meet here): a change behind the
       // engine since its own last change drops the clean pages now, as a validation would.
       std::unique_lock file_lock(state->lock);
+      FLASHDIR_TRY(store_written_behind(*state));
       std::lock_guard backing_lock(state->backing_mutex);
       FLASHDIR_TRY(note_outside_change(*state, *file));
     }
@@ -224,6 +224,8 @@ Status EngineCore::release(FileHandle handle) {
   if (--file.open_handles > 0) return Status::ok();
   if (auto it = open_files_.find(file.key); it != open_files_.end() && it->second == released->file)
     open_files_.erase(it);
+  // No operation on the file is in flight: its last handle is gone.
+  FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
   // A file with no name left is read by nobody again: its dirty pages need not go back.
   bool gone = false;
@@ -281,6 +283,7 @@ Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
+  FLASHDIR_TRY(store_written_behind(file));
   std::uint64_t end = 0;
   {
     std::lock_guard backing_lock(file.backing_mutex);
@@ -315,9 +318,12 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     // A write that follows the engine's own unseen writes checks nothing: without the backing's
     // word on whose the new times are (NFS's wcc attributes), the stat before it could not tell
     // a change behind the engine from its own last write either (doc/cache.md "Files,
-    // staleness and the catalog").
+    // staleness and the catalog"). A check comes after the pages stored behind the last write.
     std::lock_guard backing_lock(file.backing_mutex);
-    if (!file.own_writes_unseen) FLASHDIR_TRY(note_outside_change(file, backing));
+    if (!file.own_writes_unseen) {
+      FLASHDIR_TRY(store_written_behind(file));
+      FLASHDIR_TRY(note_outside_change(file, backing));
+    }
   }
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.
@@ -333,67 +339,7 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     return data.size();
   }
 
-  // Write-through: the backing file first, then the cache.
-  if (Status s = backing.write(offset, data); !s.is_ok()) {
-    ++counters_.backing_errors;
-    // What the backing file now holds in that range is unknown: the cache must not answer for it.
-    FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
-    return s;
-  }
-  const std::uint64_t new_size = std::max(file.size_bytes.load(), end);
-  {
-    std::lock_guard backing_lock(file.backing_mutex);
-    file.size_bytes = new_size;
-    file.own_writes_unseen = true;
-    file.touched_since_open = true;
-  }
-  if (file.bypassed) {
-    // Written around the engine too: the cache answers for none of it.
-    FLASHDIR_TRY(drop_range(file.file_id, first_page, last_page));
-    return data.size();
-  }
-  const bool admit = options_.write_sequential_cutoff_bytes == 0 ||
-                     file.write_stream.note(offset, data.size()) <= options_.write_sequential_cutoff_bytes;
-
-  // The new contents of every page the write touches: a page it covers whole (up to the end of
-  // the file) is taken as written; one it covers in part is patched if cached, else left out.
-  const auto page_count = static_cast<std::size_t>(last_page - first_page + 1);
-  thread_local std::vector<std::uint8_t> pages;  // grows, never shrinks: no zeroing per write
-  if (pages.size() < page_count * page_size_) pages.resize(page_count * page_size_);
-  std::vector<bool> keep(page_count, false);
-  std::lock_guard cache(cache_mutex_);
-  FLASHDIR_TRY(check_alive());
-  for (std::size_t i = 0; i < page_count; ++i) {
-    const std::uint64_t page = first_page + i;
-    const std::uint64_t page_start = page * page_size_;
-    const bool whole = offset <= page_start && end >= std::min(page_start + page_size_, new_size);
-    const ByteSpan bytes = ByteSpan(pages).subspan(i * page_size_, page_size_);
-    if (!whole) {
-      auto cached = read_cached_run(file.file_id, page, 1, bytes);
-      if (!cached.is_ok()) return cached.status();
-      if (*cached == 0) continue;  // not cached (or corrupt, and now dropped)
-    }
-    const std::uint64_t from = std::max(offset, page_start);
-    const std::uint64_t to = std::min(end, page_start + page_size_);
-    std::memcpy(bytes.data() + (from - page_start), data.data() + (from - offset), to - from);
-    // A whole page that ends the file short of the page's end: zeros past the end.
-    if (whole) std::memset(bytes.data() + (to - page_start), 0, page_size_ - (to - page_start));
-    keep[i] = true;
-  }
-  for (std::size_t i = 0; i < page_count;) {
-    if (!keep[i]) {
-      ++i;
-      continue;
-    }
-    std::size_t stop = i;
-    while (stop < page_count && keep[stop]) ++stop;
-    if (!admit) counters_.cutoff_bypassed_pages += stop - i;
-    auto stored = store_pages(file.file_id, first_page + i, static_cast<std::uint32_t>(stop - i),
-                              ConstByteSpan(pages).subspan(i * page_size_, (stop - i) * page_size_), admit);
-    if (!stored.is_ok()) return stored.status();
-    i = stop;
-  }
-  return data.size();
+  return write_through(open, offset, data);
 }
 
 Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
@@ -401,6 +347,7 @@ Status EngineCore::truncate(FileHandle handle, std::uint64_t size_bytes) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
+  FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
   FLASHDIR_TRY(note_outside_change(file, *(*open)->backing));
   // write-back: the dirty pages go back first, so that the backing file holds every byte kept.
@@ -427,6 +374,7 @@ Status EngineCore::fallocate(FileHandle handle, int mode, std::uint64_t offset, 
   BackingFile& backing = *(*open)->backing;
   std::unique_lock file_lock(file.lock);
   if (length == 0) return Status::invalid_argument("fallocate of an empty range");
+  FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
   FLASHDIR_TRY(note_outside_change(file, backing));
   FLASHDIR_TRY(flush_file_locked(file, 0));
@@ -459,6 +407,7 @@ Status EngineCore::bypass(FileHandle handle) {
   FileState& file = *(*open)->file;
   // The exclusive file lock waits out the reads that may be filling pages from the backing file.
   std::unique_lock file_lock(file.lock);
+  FLASHDIR_TRY(store_written_behind(file));
   file.bypassed = true;
   std::lock_guard cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
@@ -487,6 +436,11 @@ Status EngineCore::close() {
   stop_committer();
   stop_flusher();
   std::lock_guard names(namespace_mutex_);
+  {
+    // Files still open: no operation on them is in flight any more.
+    std::shared_lock handles(handles_mutex_);
+    for (const auto& [value, open] : handles_) FLASHDIR_TRY(store_written_behind(*open->file));
+  }
   std::vector<std::shared_ptr<FileState>> dirty;
   {
     std::lock_guard cache(cache_mutex_);

@@ -189,6 +189,21 @@ class EngineCore {
   Status drop_clean_pages(std::uint64_t file_id);
   // write() with the file lock held exclusively.
   Result<std::size_t> write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
+  // write_locked() in write-through (write_through.cc): the backing file takes the write, then
+  // the cache; a large write's pages are stored behind it, while the next write goes to the
+  // backing file.
+  Result<std::size_t> write_through(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
+  // With the file lock held (shared or exclusive), or no operation on the file in flight (its
+  // last release, the engine's close): the pages of its last large write-through write go into
+  // the cache, where they must be before its pages are read, dropped or checked.
+  Status store_written_behind(FileState& file);
+  // Under cache_mutex_: the contents of the pages [offset, offset + data.size()) touches into
+  // `out`, in a file `new_size` long: pages covered whole as written, pages covered in part
+  // patched from their cached copies (left out if not cached).
+  Status prepare_written_pages(std::uint64_t file_id, std::uint64_t offset, ConstByteSpan data,
+                               std::uint64_t new_size, WrittenPages& out);
+  // Takes cache_mutex_: stores the pages `written` keeps, and clears it.
+  Status store_written_pages(std::uint64_t file_id, WrittenPages& written);
   // Consecutive slots holding consecutive pages of a file (pages 0: none).
   struct CachedRun {
     SlotIndex slot = 0;

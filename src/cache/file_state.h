@@ -9,6 +9,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "flashdir/cache/backing_store.h"
 
@@ -61,6 +62,19 @@ class GivingWayMutex {
  private:
   std::mutex mutex_;
   std::atomic<int> waiting_{0};
+};
+
+// write-through: the new contents of the pages a write touched, for the cache, in page order
+// from first_page; `keep` says which of them to store (a page the write covers in part and the
+// cache lacks is left out).
+struct WrittenPages {
+  // Readers, which hold the file lock shared, store them one at a time.
+  std::mutex mutex;
+  bool pending = false;
+  std::uint64_t first_page = 0;
+  std::vector<std::uint8_t> bytes;
+  std::vector<bool> keep;
+  bool admit = false;  // whether pages not cached take slots (the sequential cutoff)
 };
 
 struct FileState {
@@ -140,6 +154,11 @@ struct FileState {
   bool detached = false;
   SequentialStream read_stream;
   SequentialStream write_stream;
+  // write-through: a large write's pages go into the cache behind it, while the next write's
+  // bytes travel to the backing file (EngineCore::write_through). Until then the cache may hold
+  // the range's previous bytes: whoever takes `lock` next stores them before anything else
+  // (EngineCore::store_written_behind). Guarded by `lock`, and by its own mutex when shared.
+  WrittenPages written_behind;
 };
 
 struct OpenHandle {

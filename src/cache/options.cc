@@ -79,6 +79,7 @@ std::string EngineOptions::to_json() const {
       {"flush_batch_pages", flush_batch_pages},
       {"write_back_stream_bytes", write_back_stream_bytes},
       {"write_back_delay_ms", write_back_delay_ms},
+      {"store_writes_behind", store_writes_behind},
       {"commit_interval_ms", commit_interval_ms},
       {"commit_pending_bytes", commit_pending_bytes},
       {"identity", identity ? identity_rule_name(*identity) : "auto"},

@@ -16,6 +16,7 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   FileState& file = *opened.file;
   BackingFile& backing = *opened.backing;
   std::shared_lock file_lock(file.lock);
+  FLASHDIR_TRY(store_written_behind(file));
   ++counters_.read_requests;
   const std::uint64_t size = file.size_bytes.load();
   if (offset >= size || out.empty()) return std::size_t{0};

@@ -51,6 +51,8 @@ std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_def
   return kind == BackingKind::remote ? 256 : engine_default;
 }
 
+bool stores_writes_behind(BackingKind kind) { return kind == BackingKind::remote; }
+
 cache::BackingReads backing_reads(BackingKind kind) {
   return kind == BackingKind::remote ? cache::BackingReads{.parallel_piece_bytes = 128 * 1024} : cache::BackingReads{};
 }

@@ -34,4 +34,9 @@ std::uint64_t default_sequential_cutoff_bytes(BackingKind kind, std::uint64_t en
 cache::BackingReads backing_reads(BackingKind kind);
 std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_default);
 
+// Whether write-through stores a large write in the cache behind it, while the next write goes
+// to the backing file (cache::EngineOptions::store_writes_behind): on a remote store, whose
+// writes wait on the network; on a local one both are copies on the same CPUs.
+bool stores_writes_behind(BackingKind kind);
+
 }  // namespace flashdir::fs

@@ -189,6 +189,7 @@ cache::EngineOptions engine_options(const MountOptions& options, BackingKind bac
   engine.read_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.read_sequential_cutoff_bytes);
   engine.write_sequential_cutoff_bytes = default_sequential_cutoff_bytes(backing, engine.write_sequential_cutoff_bytes);
   engine.miss_read_pages = default_miss_read_pages(backing, engine.miss_read_pages);
+  engine.store_writes_behind = stores_writes_behind(backing);
   switch (options.write_mode) {
     case WriteMode::writethrough: engine.write_mode = cache::WriteMode::write_through; break;
     case WriteMode::writeback: engine.write_mode = cache::WriteMode::write_back; break;
