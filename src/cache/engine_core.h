@@ -260,6 +260,9 @@ class EngineCore {
   // under a watermark's pressure.
   std::size_t stream_batch_pages() const;
   std::size_t pressure_batch_pages() const;
+  // Under cache_mutex_: how many of a flusher's batch `slots` (in page order) to take, cut before
+  // the run of consecutive slots holding consecutive pages that would pass the limit.
+  std::size_t within_scattered_slot_limit(const std::vector<SlotIndex>& slots) const;
   // The file's write_back_error (or else the damaged dirty page a read found), cleared: reported
   // once, by the next fsync or close. The cache lock must not be held.
   Status take_write_back_error(FileState& file);

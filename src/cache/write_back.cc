@@ -20,6 +20,14 @@ namespace {
 // backing sync per batch, so large enough that a drain runs at the store's sequential speed.
 constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
 
+// Runs of consecutive slots a flusher's batch takes at most. Marking a batch clean rewrites the
+// metadata of every slot in it, while writers go on filling the device: batches of a quarter
+// of a 16 MiB cache, of slots scattered by random writes, left its FTL unable to free the
+// blocks it reserves for dirty translation pages (garbage collection cannot free 6 blocks,
+// 5 free: the cache stopped with ENOSPC); 64 scattered pages, the batch of before, never did.
+// A sequential stream's slots run on, and its batches stay large.
+constexpr std::size_t kMaxScatteredSlotRuns = 64;
+
 // The file pages of one write-back batch, in page order, with where each one's bytes are.
 struct BatchPages {
   std::vector<SlotKey> keys;
@@ -66,6 +74,16 @@ Result<std::size_t> write_page_runs(BackingFile& target, const BatchPages& batch
 }
 
 }  // namespace
+
+std::size_t EngineCore::within_scattered_slot_limit(const std::vector<SlotIndex>& slots) const {
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const bool runs_on = i > 0 && slots[i] == slots[i - 1] + 1 &&
+                         slots_->key(slots[i]).page_no == slots_->key(slots[i - 1]).page_no + 1;
+    if (!runs_on && ++runs > kMaxScatteredSlotRuns) return i;
+  }
+  return slots.size();
+}
 
 Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t offset, ConstByteSpan data) {
   const std::shared_ptr<FileState>& state = open.file;
@@ -187,6 +205,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
       const std::size_t take = std::min(batch, slots.size());
       std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
       slots.resize(take);
+      if (max_pages != 0) slots.resize(within_scattered_slot_limit(slots));
       bytes.resize(slots.size() * page_size_);
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
