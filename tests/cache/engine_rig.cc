@@ -6,6 +6,7 @@
 #include "cache/restart_image.h"
 #include "ftl/ftl_core.h"
 #include "ftl/ram/ram_manager.h"
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -214,6 +215,11 @@ std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uin
     bytes[i] = static_cast<std::uint8_t>((at * 131 + tag * 7 + (at >> 9) * 13) ^ (tag >> 3));
   }
   return bytes;
+}
+
+void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
+  if (model.size() < offset + bytes.size()) model.resize(offset + bytes.size(), 0);
+  std::copy(bytes.begin(), bytes.end(), model.begin() + static_cast<std::ptrdiff_t>(offset));
 }
 
 }  // namespace flashdir::testing

@@ -126,4 +126,7 @@ cache::EngineOptions write_back_options(cache::MetadataScheme scheme = cache::Me
 // `count` bytes of a pattern that names `tag` and each byte's offset: no two tags agree.
 std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset = 0);
 
+// Writes `bytes` at `offset` into `model`, growing it with zeros as a file would.
+void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
+
 }  // namespace flashdir::testing

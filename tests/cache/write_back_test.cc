@@ -17,16 +17,11 @@ using flashdir::cache::EngineOptions;
 using flashdir::cache::FileHandle;
 using flashdir::cache::MetadataScheme;
 using flashdir::testing::EngineRig;
+using flashdir::testing::apply;
 using flashdir::testing::pattern;
 using flashdir::testing::write_back_options;
 
 namespace {
-
-// Writes `bytes` at `offset` into `model`, growing it with zeros as a file would.
-void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
-  if (model.size() < offset + bytes.size()) model.resize(offset + bytes.size(), 0);
-  std::copy(bytes.begin(), bytes.end(), model.begin() + static_cast<std::ptrdiff_t>(offset));
-}
 
 // Write-back whose sequential streams go back 8 pages at a time.
 EngineOptions streaming_in_8_pages() {

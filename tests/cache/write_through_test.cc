@@ -13,6 +13,7 @@
 using flashdir::SeededRandom;
 using flashdir::cache::EngineOptions;
 using flashdir::testing::EngineRig;
+using flashdir::testing::apply;
 using flashdir::testing::pattern;
 
 namespace {
@@ -22,12 +23,6 @@ EngineOptions storing_behind() {
   options.store_writes_behind = true;
   options.write_sequential_cutoff_bytes = 0;
   return options;
-}
-
-// Writes `bytes` at `offset` into `model`, growing it with zeros as a file would.
-void apply(std::vector<std::uint8_t>& model, std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
-  if (model.size() < offset + bytes.size()) model.resize(offset + bytes.size(), 0);
-  std::copy(bytes.begin(), bytes.end(), model.begin() + static_cast<std::ptrdiff_t>(offset));
 }
 
 }  // namespace

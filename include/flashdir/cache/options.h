@@ -65,8 +65,9 @@ struct EngineOptions {
   std::uint8_t dirty_high_watermark_percent = 50;
   std::uint8_t dirty_low_watermark_percent = 25;
   // At most this many pages per batch the flusher writes back under a watermark's pressure, and
-  // never more than a quarter of the cache. Each batch costs the store a sync and two stats, so a
-  // small one holds a writer to a fraction of the store's speed (64 pages, 256 KiB: a tenth).
+  // never more than a quarter of the cache nor 64 runs of consecutive slots (doc/cache.md
+  // "Write-back"). Each batch costs the store a sync and two stats, so a small one holds a
+  // writer to a fraction of the store's speed (64 pages, 256 KiB: a tenth).
   std::uint32_t flush_batch_pages = 2048;
   // write-back: an open's sequential stream of writes this long goes back behind it, this many
   // bytes (rounded down to whole pages, at least one) at a time, whatever the watermarks say, so
