@@ -289,6 +289,7 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   const cache::EngineOptions engine = engine_options(request.options, context.backing_fs.kind);
   context.seq_cutoff_read_bytes = engine.read_sequential_cutoff_bytes;
   context.seq_cutoff_write_bytes = engine.write_sequential_cutoff_bytes;
+  context.store_writes_behind = engine.store_writes_behind;
   auto mounted = open_cache(request, backing.canonical, engine, cache);
   if (!mounted.is_ok()) return {refuse(mounted.status())};
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));

@@ -94,6 +94,7 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
   mount.rows.emplace_back("kernel_cache_max_seconds", kernel_cache_seconds(context.options, 10 * kMaxCacheSeconds));
   mount.rows.emplace_back("seq_cutoff_read_bytes", context.seq_cutoff_read_bytes);
   mount.rows.emplace_back("seq_cutoff_write_bytes", context.seq_cutoff_write_bytes);
+  mount.rows.emplace_back("store_writes_behind", context.store_writes_behind);
   sections.push_back(std::move(mount));
   for (auto& section : context.counters.sections()) sections.push_back(std::move(section));
   const auto counts = context.inodes->counts();

@@ -49,6 +49,7 @@ struct MountContext {
   BackingFileSystem backing_fs;
   std::uint64_t seq_cutoff_read_bytes = 0;   // as the engine runs them (backing_kind.h)
   std::uint64_t seq_cutoff_write_bytes = 0;
+  bool store_writes_behind = false;  // write-through's pages stored behind the write (backing_kind.h)
   bool backing_noatime = false;  // the backing file system moves no access times (mounted noatime)
   fuse_session* session = nullptr;  // set once the session exists (kernel cache notifications)
   uid_t owner_uid = 0;  // the daemon's ids, owners of the control files

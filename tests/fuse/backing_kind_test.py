@@ -31,6 +31,7 @@ def read_twice(check, name, backing, mnt, cache, remote):
                     f"{name}: the backing is {'a remote (FUSE)' if remote else 'a local'} file system: {mount}")
         check.check(mount["seq_cutoff_read_bytes"] == (0 if remote else 16 << 20)
                     and mount["seq_cutoff_write_bytes"] == (0 if remote else 16 << 20), f"{name}: the default cutoffs: {mount}")
+        check.check(mount["store_writes_behind"] == remote, f"{name}: write-through stores writes behind: {mount}")
         check.check(harness.read_all(f"{mnt}/big") == data, f"{name}: first read")
         before = stats(mnt)["cache"]["read_hit_pages"]
         check.check(harness.read_all(f"{mnt}/big") == data, f"{name}: second read")

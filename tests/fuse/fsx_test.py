@@ -9,6 +9,10 @@ where that filesystem refuses an operation (collapse and insert range on tmpfs),
 refuse it with the same errno and leave the bytes alone. Linux's FUSE client refuses collapse
 and insert range itself (EOPNOTSUPP, doc/daemon.md "fallocate modes"), whatever the backing does.
 
+Then write-through once more over a FUSE store (slowstore, $SLOWSTORE): over a remote store the
+daemon stores a large write's pages in the cache behind it, while the next write goes to the
+store (doc/cache.md "Writes").
+
 FLASHDIR_FUSE_SEED picks the run, FLASHDIR_FSX_OPS its length (default 2500 per mode).
 """
 import errno
@@ -18,6 +22,9 @@ import random
 import sys
 
 import harness
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "slowstore"))
+from slowstore_mount import SlowstoreMount  # noqa: E402
 
 PAGE = 4096
 MAX_SIZE = 256 * 1024  # fsx's default file length
@@ -248,7 +255,23 @@ def main():
                             f"{mode}: refuses what the backing filesystem and FUSE refuse ({done.refused}, not {expected})")
             with open(f"{backing}/file", "rb") as f:
                 check.check(f.read() == bytes(done.model), f"{mode}: after the unmount the backing file is the model")
+        over_a_fuse_store(check, top, seed, count)
     return check.finish()
+
+
+def over_a_fuse_store(check, top, seed, count):
+    where = "writethrough over a FUSE store"
+    backing, store, mnt = f"{top}/backing-store", f"{top}/store", f"{top}/mnt-store"
+    for directory in (backing, store, mnt):
+        os.mkdir(directory)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, store, "latency_us=0"):
+        with harness.Mount(store, mnt, f"{top}/cache-store", "mode=writethrough", size="16M"):
+            done = exercise(check, where, f"{mnt}/file", seed, count)
+            mount = harness.stats(mnt)["mount"]
+        check.check(mount["store_writes_behind"], f"{where}: the daemon stores writes behind ({mount})")
+    if done is not None:
+        with open(f"{backing}/file", "rb") as f:
+            check.check(f.read() == bytes(done.model), f"{where}: after the unmount the store's file is the model")
 
 
 if __name__ == "__main__":
