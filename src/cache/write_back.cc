@@ -103,24 +103,23 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
   thread_local std::vector<std::uint8_t> pages;
   for (std::uint64_t first = offset / page_size_; first <= last_page;) {
     const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - first + 1, kMaxRunPages));
-    pages.assign(std::size_t{count} * page_size_, 0);
-    // Each page's current contents: from the cache, or (a page the write covers in part) from
-    // the backing file, which holds the newest bytes of every page the cache does not.
-    std::vector<bool> cached(count, false);
-    {
-      std::lock_guard cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      for (std::uint32_t i = 0; i < count; ++i) {
-        auto got = read_cached_run(file.file_id, first + i, 1, ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_));
-        if (!got.is_ok()) return got.status();
-        cached[i] = *got == 1;
-      }
-    }
+    pages.resize(std::size_t{count} * page_size_);  // each page is written whole, or read first
+    // A page the write covers in part keeps the rest of its current contents: from the cache,
+    // or from the backing file, which holds the newest bytes of every page the cache does not
+    // (zeros past its end).
     for (std::uint32_t i = 0; i < count; ++i) {
       const std::uint64_t page_start = (first + i) * page_size_;
-      const bool whole = offset <= page_start && end >= page_start + page_size_;
-      if (cached[i] || whole) continue;
-      auto got = backing->read(page_start, ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_));
+      if (offset <= page_start && end >= page_start + page_size_) continue;
+      const ByteSpan page = ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_);
+      std::fill(page.begin(), page.end(), std::uint8_t{0});
+      {
+        std::lock_guard cache(cache_mutex_);
+        FLASHDIR_TRY(check_alive());
+        auto cached = read_cached_run(file.file_id, first + i, 1, page);
+        if (!cached.is_ok()) return cached.status();
+        if (*cached == 1) continue;
+      }
+      auto got = backing->read(page_start, page);
       if (!got.is_ok()) {
         ++counters_.backing_errors;
         return got.status();

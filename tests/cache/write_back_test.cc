@@ -157,6 +157,35 @@ TEST_CASE("write-back: under a watermark's pressure the flusher's batches take a
   CHECK(rig.get("big") == model);
 }
 
+TEST_CASE("write-back: a write reads the cached copy only of the pages it covers in part") {
+  // A page written whole needs nothing of its old contents: reading its cached copy first cost
+  // a chip read per page written (a third of write-back's 1 MiB writes over tmpfs: 430-474 ->
+  // 641-700 MiB/s without it). A damaged copy shows whether it was read.
+  EngineOptions options = write_back_options();
+  options.read_ahead_pages = 0;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  auto model = pattern(40, 6 * P);
+  rig.put("f", model);
+  CHECK(rig.read_through("f", 0, model.size()) == model);  // slots 0..5, in order
+  rig.damage_slot(2);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  const auto whole = pattern(41, P, 2 * P);
+  REQUIRE(rig.engine().write(*file, 2 * P, whole).is_ok());  // page 2, whole: its copy unread
+  apply(model, 2 * P, whole);
+  CHECK(rig.engine().stats().corrupt_pages == 0);
+  const auto part = pattern(42, 100, 4 * P + 7);
+  REQUIRE(rig.engine().write(*file, 4 * P + 7, part).is_ok());  // page 4 in part: read from the cache
+  apply(model, 4 * P + 7, part);
+  std::vector<std::uint8_t> read(model.size());
+  REQUIRE(rig.engine().read(*file, 0, read).is_ok());
+  CHECK(read == model);
+  CHECK(rig.engine().stats().corrupt_pages == 0);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("f") == model);
+}
+
 TEST_CASE("write-back: truncate and fallocate write dirty pages back first; bytes below the end are kept") {
   EngineRig rig(write_back_options());
   const std::uint32_t P = rig.page_size();
