@@ -103,11 +103,15 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
   thread_local std::vector<std::uint8_t> pages;
   for (std::uint64_t first = offset / page_size_; first <= last_page;) {
     const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - first + 1, kMaxRunPages));
-    pages.resize(std::size_t{count} * page_size_);  // each page is written whole, or read first
+    const std::uint64_t run_start = first * page_size_;
+    const std::uint64_t run_end = run_start + std::uint64_t{count} * page_size_;
+    // A run the write covers whole goes to the cache from the caller's bytes, copied once.
+    const bool whole_run = offset <= run_start && end >= run_end;
+    if (!whole_run) pages.resize(std::size_t{count} * page_size_);  // each page written whole, or read first
     // A page the write covers in part keeps the rest of its current contents: from the cache,
     // or from the backing file, which holds the newest bytes of every page the cache does not
     // (zeros past its end).
-    for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::uint32_t i = 0; i < count && !whole_run; ++i) {
       const std::uint64_t page_start = (first + i) * page_size_;
       if (offset <= page_start && end >= page_start + page_size_) continue;
       const ByteSpan page = ByteSpan(pages).subspan(std::size_t{i} * page_size_, page_size_);
@@ -125,16 +129,19 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
         return got.status();
       }
     }
-    const std::uint64_t run_start = first * page_size_;
-    const std::uint64_t from = std::max(offset, run_start);
-    const std::uint64_t to = std::min(end, run_start + std::uint64_t{count} * page_size_);
-    std::memcpy(pages.data() + (from - run_start), data.data() + (from - offset), to - from);
+    const ConstByteSpan run_bytes =
+        whole_run ? data.subspan(run_start - offset, run_end - run_start) : ConstByteSpan(pages);
+    if (!whole_run) {
+      const std::uint64_t from = std::max(offset, run_start);
+      const std::uint64_t to = std::min(end, run_end);
+      std::memcpy(pages.data() + (from - run_start), data.data() + (from - offset), to - from);
+    }
 
     std::unique_lock cache(cache_mutex_);
     for (std::uint32_t stored = 0; stored < count;) {
       FLASHDIR_TRY(check_alive());
       auto now = store_pages(file.file_id, first + stored, count - stored,
-                             ConstByteSpan(pages).subspan(std::size_t{stored} * page_size_), true, true);
+                             run_bytes.subspan(std::size_t{stored} * page_size_), true, true);
       if (!now.is_ok()) return now.status();
       stored += *now;
       dirty_files_[file.file_id] = state;
