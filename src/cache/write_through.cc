@@ -70,6 +70,7 @@ Result<std::size_t> EngineCore::write_through(OpenHandle& open, std::uint64_t of
     behind.pending = true;
     return data.size();
   }
+  behind.bytes = {};  // nothing of the file waits
   FLASHDIR_TRY(store_written_pages(file.file_id, stored_now));
   return data.size();
 }
