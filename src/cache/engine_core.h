@@ -202,7 +202,7 @@ class EngineCore {
   // patched from their cached copies (left out if not cached).
   Status prepare_written_pages(std::uint64_t file_id, std::uint64_t offset, ConstByteSpan data,
                                std::uint64_t new_size, WrittenPages& out);
-  // Takes cache_mutex_: stores the pages `written` keeps, and clears it.
+  // Takes cache_mutex_: stores the pages `written` keeps; it is no longer pending.
   Status store_written_pages(std::uint64_t file_id, WrittenPages& written);
   // Consecutive slots holding consecutive pages of a file (pages 0: none).
   struct CachedRun {

@@ -135,6 +135,9 @@ TEST_CASE("write-through: a write the backing refuses, while the last one's page
   rig.backing_faults().write_errno = EIO;
   CHECK_FALSE(rig.engine().write(*file, 10 * P, pattern(3, 20 * P)).is_ok());
   rig.backing_faults().write_errno = 0;
+  // The last write's pages went in first, then the refused range left: 0-9 and 30-39 stay (a
+  // store after the drop would have brought 10-19 back).
+  CHECK(rig.engine().stats().cached_pages == 20);
   // Whatever the refused write left in the backing file, the cache answers for none of it.
   REQUIRE(rig.engine().read(*file, 0, read).is_ok());
   CHECK(read == rig.get("f"));
