@@ -27,7 +27,7 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          of the backing sees it that much later, and an error writing it back is
                          only logged. Default: a close waits until the backing holds the file
   ram=SIZE               device RAM of the simulated SSD (default: as the cache was made: size/16, 4M to 64M)
-  ram_policy=P           tree | aps | static:PERCENT (default: as the cache was made)
+  ram_policy=P           tree | stack | aps | static:PERCENT (default: as the cache was made)
   meta=SCHEME            lufuw (default) | write-update | update-write-update
   seq_cutoff_read=SIZE   sequential read streams longer than this bypass the cache (0: never; default
                          0 over a network or FUSE store, 16M over a local file system)

@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
                              "reading a translation page for each lookup",
                              kSizeSuffixes));
   app.add_option("--ram-policy", ram_policy_text,
-                 "How the device RAM is shared: tree (TreeFTL), aps (adaptive partitioning) or static:P "
-                 "(P percent for mapping)")
+                 "How the device RAM is shared: tree (TreeFTL), stack (TreeFTL with CFTL's compact mapping and LRU data "
+                 "pages), aps (adaptive partitioning) or static:P (P percent for mapping)")
       ->capture_default_str();
   app.set_version_flag("-V,--version", fmt::format("mkfs.flashdir {}", FLASHDIR_VERSION));
   app.add_flag("--sparse", sparse,

@@ -117,6 +117,9 @@ TEST_CASE("a superblock field out of its range is refused by name", "[format]") 
                Catch::Contains(fmt::format("unknown mapping scheme {}", value)));
     CHECK_THAT(refusal([&](Superblock& sb) { sb.gc_policy = static_cast<GcPolicy>(value); }),
                Catch::Contains(fmt::format("unknown GC policy {}", value)));
+  }
+  for (const int value : {0, 5}) {  // stack is 4
+    INFO("value " << value);
     CHECK_THAT(refusal([&](Superblock& sb) { sb.ram_policy = static_cast<RamPolicy>(value); }),
                Catch::Contains(fmt::format("unknown RAM policy {}", value)));
   }

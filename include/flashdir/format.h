@@ -38,7 +38,7 @@ std::uint64_t xxh3(ConstByteSpan bytes);
 
 enum class MappingScheme : std::uint8_t { cftl = 1, dftl = 2, page = 3 };
 enum class GcPolicy : std::uint8_t { dual_greedy = 1, greedy = 2, cost_benefit = 3 };
-enum class RamPolicy : std::uint8_t { tree = 1, aps = 2, static_split = 3 };
+enum class RamPolicy : std::uint8_t { tree = 1, aps = 2, static_split = 3, stack = 4 };
 
 // Stored on media: a failure here means a change would make every existing cache unreadable.
 static_assert(static_cast<int>(MappingScheme::cftl) == 1 && static_cast<int>(MappingScheme::dftl) == 2 &&
@@ -46,7 +46,7 @@ static_assert(static_cast<int>(MappingScheme::cftl) == 1 && static_cast<int>(Map
 static_assert(static_cast<int>(GcPolicy::dual_greedy) == 1 && static_cast<int>(GcPolicy::greedy) == 2 &&
               static_cast<int>(GcPolicy::cost_benefit) == 3);
 static_assert(static_cast<int>(RamPolicy::tree) == 1 && static_cast<int>(RamPolicy::aps) == 2 &&
-              static_cast<int>(RamPolicy::static_split) == 3);
+              static_cast<int>(RamPolicy::static_split) == 3 && static_cast<int>(RamPolicy::stack) == 4);
 
 const char* mapping_scheme_name(MappingScheme scheme);
 const char* gc_policy_name(GcPolicy policy);

@@ -40,6 +40,7 @@ const char* ram_policy_name(RamPolicy policy) {
     case RamPolicy::tree: return "tree";
     case RamPolicy::aps: return "aps";
     case RamPolicy::static_split: return "static";
+    case RamPolicy::stack: return "stack";
   }
   return "unknown";
 }

@@ -104,7 +104,7 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
     return Status::corruption(fmt::format("superblock has unknown GC policy {}", gc));
   }
   sb.gc_policy = static_cast<GcPolicy>(gc);
-  if (ram < 1 || ram > 3) {
+  if (ram < 1 || ram > 4) {
     return Status::corruption(fmt::format("superblock has unknown RAM policy {}", ram));
   }
   sb.ram_policy = static_cast<RamPolicy>(ram);

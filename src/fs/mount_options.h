@@ -63,7 +63,7 @@ struct MountOptions {
   // write_back_delay_ms). Unset: a close waits until the backing file holds it.
   std::optional<double> write_back_delay_seconds;
   std::optional<std::uint64_t> ram_bytes;                  // ram=SIZE (default: the cache's own)
-  std::optional<RamOptions> ram_policy;                    // ram_policy=tree|aps|static:P
+  std::optional<RamOptions> ram_policy;                    // ram_policy=tree|stack|aps|static:P
   MetadataSchemeChoice metadata_scheme = MetadataSchemeChoice::lufuw;  // meta=
   std::optional<std::uint64_t> seq_cutoff_read_bytes;      // seq_cutoff_read=SIZE
   std::optional<std::uint64_t> seq_cutoff_write_bytes;     // seq_cutoff_write=SIZE

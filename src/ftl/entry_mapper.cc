@@ -10,14 +10,11 @@
 namespace flashdir::ftl {
 namespace {
 
-constexpr std::uint32_t kDftlEntryBytes = 8;   // LPN + PPN
-constexpr std::uint32_t kCftlEntryBytes = 12;  // + consecutive field and LFU counter
-
 EntryCacheOptions cache_options(bool cftl, const FtlLayout& layout, std::uint64_t capacity_bytes,
                                 std::uint64_t cbmt_bytes) {
   EntryCacheOptions o;
   o.capacity_bytes = capacity_bytes > cbmt_bytes ? capacity_bytes - cbmt_bytes : 0;
-  o.entry_bytes = cftl ? kCftlEntryBytes : kDftlEntryBytes;
+  o.entry_bytes = mapping_entry_bytes(cftl ? format::MappingScheme::cftl : format::MappingScheme::dftl);
   o.consecutive = cftl;
   o.eviction = cftl ? EntryEviction::lfu : EntryEviction::lru;
   o.translation_page_entries = layout.entries_per_translation_page;
@@ -171,6 +168,10 @@ class EntryMapper final : public Mapper {
 };
 
 }  // namespace
+
+std::uint32_t mapping_entry_bytes(format::MappingScheme scheme) {
+  return scheme == format::MappingScheme::cftl ? 12 : 8;
+}
 
 std::unique_ptr<Mapper> make_entry_mapper(format::MappingScheme scheme, const FtlLayout& layout,
                                           const FtlOptions& options, TranslationPages& pages, FtlStats& stats,

@@ -19,6 +19,8 @@ Status RamOptions::validate() const {
 Status parse_ram_policy(std::string_view text, RamOptions& options) {
   if (text == "tree") {
     options.policy = format::RamPolicy::tree;
+  } else if (text == "stack") {
+    options.policy = format::RamPolicy::stack;
   } else if (text == "aps") {
     options.policy = format::RamPolicy::aps;
   } else if (text.starts_with("static:")) {
@@ -31,7 +33,7 @@ Status parse_ram_policy(std::string_view text, RamOptions& options) {
     options.policy = format::RamPolicy::static_split;
     options.static_mapping_percent = static_cast<std::uint8_t>(value);
   } else {
-    return Status::invalid_argument(fmt::format("unknown RAM policy '{}' (expected tree, aps or static:P)", text));
+    return Status::invalid_argument(fmt::format("unknown RAM policy '{}' (expected tree, stack, aps or static:P)", text));
   }
   return Status::ok();
 }

@@ -123,6 +123,10 @@ class Mapper {
   virtual std::uint64_t cache_bytes_used() const = 0;
 };
 
+// What one cached mapping entry costs in device RAM under `scheme`: DFTL's LPN + PPN (8
+// bytes); CFTL's adds the consecutive field and the LFU counter (12).
+std::uint32_t mapping_entry_bytes(format::MappingScheme scheme);
+
 // The `page` scheme; `map` (logical_pages entries) and `dirty` (translation pages that differ
 // from flash) come from recovery, or are read from flash when omitted.
 Result<std::unique_ptr<Mapper>> make_page_mapper(const FtlLayout& layout, TranslationPages& pages,

@@ -379,9 +379,9 @@ const std::array<KeyEntry, 27> kKeys = {{
       false},
      set_ram,
      [](const SimConfig& c) { return size_text(c.ram.budget_bytes); }},
-    {{"ram-policy", "tree|aps|static:P",
-      "How the RAM is shared: TreeFTL, adaptive partitioning, or P percent for mapping (static:100 = mapping "
-      "cache only)",
+    {{"ram-policy", "tree|stack|aps|static:P",
+      "How the RAM is shared: TreeFTL, TreeFTL composed with CFTL's compact mapping and LRU data pages, adaptive "
+      "partitioning, or P percent for mapping (static:100 = mapping cache only)",
       false},
      set_ram_policy,
      [](const SimConfig& c) { return ram_policy_label(c.ram); }},

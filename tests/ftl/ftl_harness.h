@@ -24,8 +24,8 @@ std::uint64_t version_of(std::uint64_t lpn, ConstByteSpan page);
 // Options with a device RAM so small that it evicts all the time (four 512-byte pages).
 FtlOptions small_cache_options(format::MappingScheme mapping, format::GcPolicy gc,
                                format::RamPolicy ram = format::RamPolicy::tree);
-inline constexpr format::RamPolicy kRamPolicies[] = {format::RamPolicy::tree, format::RamPolicy::aps,
-                                                     format::RamPolicy::static_split};
+inline constexpr format::RamPolicy kRamPolicies[] = {format::RamPolicy::tree, format::RamPolicy::stack,
+                                                     format::RamPolicy::aps, format::RamPolicy::static_split};
 
 }  // namespace flashdir::testing
 

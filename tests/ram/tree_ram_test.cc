@@ -48,8 +48,10 @@ TEST_CASE("tree: a host access makes a group recent, a flush does not", "[ram][t
   CHECK(victims == std::vector<std::uint64_t>{E + 1});  // CG 1 was the oldest
 }
 
-TEST_CASE("tree: no cached data page without its translation page", "[ram][tree]") {
-  RamRig rig(format::RamPolicy::tree, 6 * kPage);
+TEST_CASE("tree and stack: no cached data page without its mapping", "[ram][tree][stack]") {
+  const auto policy = GENERATE(format::RamPolicy::tree, format::RamPolicy::stack);
+  INFO(format::ram_policy_name(policy));
+  RamRig rig(policy, 6 * kPage);
   for (std::uint64_t i = 0; i < 40; ++i) {
     rig.put((i * 37) % (5 * E), i + 1);
     rig.settle();

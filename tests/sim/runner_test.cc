@@ -80,7 +80,7 @@ TEST_CASE("runner: every mapping scheme collects garbage after prefill and aging
 TEST_CASE("runner: the translation-page I/O GC causes is counted apart from the host's", "[sim][runner]") {
   const Trace trace = synthetic(kSmall);
   for (const char* mapping : {"cftl", "dftl"}) {
-    for (const char* policy : {"tree", "static:100", "aps"}) {
+    for (const char* policy : {"tree", "stack", "static:100", "aps"}) {
       INFO(mapping << " " << policy);
       const RunResult r = run(trace, with({{"mapping", mapping}, {"ram", "16K"}, {"ram-policy", policy}}));
       REQUIRE(r.stats.gc_runs > 0);
@@ -127,7 +127,7 @@ TEST_CASE("runner: GC's mapping updates cost a translation-page write per page, 
 
 TEST_CASE("runner: every RAM policy buffers writes and keeps to its budget", "[sim][runner]") {
   const Trace trace = synthetic("zipf:0.9,read=0.5,ws=8M,count=3000,seed=12");
-  for (const char* policy : {"tree", "aps", "static:50"}) {
+  for (const char* policy : {"tree", "stack", "aps", "static:50"}) {
     INFO(policy);
     const RunResult r = run(trace, with({{"ram-policy", policy}, {"ram", "256K"}, {"aps-interval", "200"}}));
     CHECK(r.stats.buffer_write_lookups > 0);

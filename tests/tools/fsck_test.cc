@@ -369,7 +369,7 @@ TEST_CASE("a superblock whose over-provisioning differs from the checkpoint's is
 TEST_CASE("mkfs --ram 0 makes a cache whose FTL works without device RAM", "[tools]") {
   // FtlOptions accept any budget, so mkfs does too: with none, nothing is buffered and every
   // lookup reads its translation page.
-  const std::string policy = GENERATE("tree", "aps", "static:50");
+  const std::string policy = GENERATE("tree", "stack", "aps", "static:50");
   INFO("--ram-policy " << policy);
   TempDir tmp;
   const auto dir = tmp / "cache";

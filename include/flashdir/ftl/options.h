@@ -40,6 +40,8 @@ struct CftlOptions {
 // (doc/ram.md). The policy decides the split:
 //   tree    TreeFTL (papers/treeftl.txt): translation pages and the data pages they map, cached
 //           together and evicted by LRU caching group; the split follows the workload by itself
+//   stack   tree with each group's translation state in CFTL's compact form: runs of the page
+//           rather than the whole page until the group shows its page is used (doc/ram.md)
 //   aps     APS (papers/aps-adaptive-partitioning.txt): an entry cache and an LRU buffer whose
 //           sizes move every interval by a cost-benefit comparison of two ghost caches
 //   static  a fixed share for mapping (`static_mapping_percent`), the rest for data (JTL-like)
@@ -58,7 +60,7 @@ struct RamOptions {
   Status validate() const;
 };
 
-// "tree", "aps", "static:P" (P a percentage for mapping, e.g. static:50).
+// "tree", "stack", "aps", "static:P" (P a percentage for mapping, e.g. static:50).
 Status parse_ram_policy(std::string_view text, RamOptions& options);
 std::string ram_policy_label(const RamOptions& options);
 

@@ -39,7 +39,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
         mapping_(std::move(mapping)),
         mapping_is_free_(mapping_is_free),
         adaptive_(options.ram.policy == format::RamPolicy::aps && !mapping_is_free),
-        entry_bytes_(options.mapping == format::MappingScheme::cftl ? 12 : 8),
+        entry_bytes_(ftl::mapping_entry_bytes(options.mapping)),
         ghost_mapping_(adaptive_ ? options.ram.budget_bytes / entry_bytes_ : 64, 0x9E3779B9) {
     const std::uint64_t budget = options.ram.budget_bytes;
     ghost_reserve_ = adaptive_ ? ghost_mapping_.bytes() + budget / page_bytes_ * kGhostIdBytes : 0;

@@ -14,7 +14,7 @@ Result<std::unique_ptr<RamManager>> make_ram_manager(const ftl::FtlLayout& layou
     if (!loaded.is_ok()) return loaded.status();
     mapping = std::move(loaded).value();
   }
-  if (options.ram.policy == format::RamPolicy::tree) {
+  if (options.ram.policy == format::RamPolicy::tree || options.ram.policy == format::RamPolicy::stack) {
     return make_tree_ram(layout, options, pages, stats, std::move(mapping));
   }
   if (!whole_map) {

@@ -7,8 +7,8 @@
 
 namespace flashdir::ram {
 
-// TreeFTL. `whole_map` is the `page` scheme's map (then no translation page is cached);
-// null for dftl and cftl.
+// TreeFTL, and `stack` (TreeFTL's groups in CFTL's compact form). `whole_map` is the `page`
+// scheme's map (then no translation page is cached); null for dftl and cftl.
 std::unique_ptr<RamManager> make_tree_ram(const ftl::FtlLayout& layout, const FtlOptions& options,
                                           TranslationPages& pages, FtlStats& stats,
                                           std::unique_ptr<ftl::Mapper> whole_map);

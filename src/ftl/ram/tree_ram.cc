@@ -1,7 +1,12 @@
 // TreeFTL (papers/treeftl.txt): the GTD is the root; cached translation pages (CTPs) hang off
 // it, and the cached data pages (CDPs) of each translation page hang off its CTP. A CTP with its
-// CDPs is a caching group. Structural invariant: a CDP's CTP is always cached (under the `page`
-// scheme the whole map is in RAM anyway, and groups hold only CDPs).
+// CDPs is a caching group. Structural invariant: a CDP's mapping is always cached (under the
+// `page` scheme the whole map is in RAM anyway, and groups hold only CDPs).
+//
+// `stack` composes the tree with CFTL and APS's buffer (doc/ram.md "stack"): a group's
+// translation page is charged by its runs in CFTL's compact form when they cost less than the
+// page (group_map.h), GC's moves are recorded as runs without reading the page, and the data
+// pages leave in least-recently-used order across groups instead of LATTE's group by group.
 //
 // Eviction, lightweight LRU at group granularity (LATTE): groups are kept in last-access order
 // (an intrusive list: the oldest at the head, O(1) per access). The victim group is the oldest;
@@ -19,11 +24,13 @@
 
 #include <cassert>
 #include <limits>
+#include <list>
 #include <set>
 #include <utility>
 
 #include "ftl/block_mapping.h"
 #include "ftl/mapcache/entry_cache.h"
+#include "group_map.h"
 #include "ram_manager.h"
 #include "ram_policies.h"
 
@@ -38,17 +45,38 @@ constexpr std::uint64_t kLogEntryBytes = 8;  // a relocation waiting in the log:
 constexpr std::uint64_t kLogShareDivisor = 8;
 
 struct Group {
+  explicit Group(const GroupMapShape& shape) : map(shape) {}
+
+  // Holds nothing again (the map keeps its storage for the next translation page).
+  void reset() {
+    tpn = 0;
+    map.clear();
+    dirty = host_dirty = false;
+    cdps.clear();
+    last_offset = older = newer = kNone;
+    flushed_in_eviction = 0;
+  }
+
   std::uint64_t tpn = 0;
-  std::vector<std::uint32_t> ctp;  // the translation page's entries, when cached
-  bool ctp_cached = false;
-  bool ctp_dirty = false;
-  bool host_dirty = false;  // dirtied by a host write or trim, not only by GC's relocations
+  GroupMap map;              // what is cached of the translation page (the CTP)
+  bool dirty = false;        // the map holds mappings the page on flash lacks
+  bool host_dirty = false;   // ... set by a host write or trim, not only by GC's relocations
   absl::btree_map<std::uint32_t, BufferedPage> cdps;  // by offset in the translation page
   std::uint32_t last_offset = kNone;                 // LATTE: the CDP accessed last
   std::uint32_t older = kNone;                       // LRU links (group indexes)
   std::uint32_t newer = kNone;
   std::uint64_t flushed_in_eviction = 0;             // the evict() call that last took one of its CDPs
 };
+
+GroupMapShape group_map_shape(const ftl::FtlLayout& layout, const FtlOptions& options) {
+  GroupMapShape shape;
+  shape.entries = layout.entries_per_translation_page;
+  shape.page_bytes = layout.geometry.page_size_bytes;
+  shape.entry_bytes = ftl::mapping_entry_bytes(options.mapping);
+  shape.consecutive = options.mapping == format::MappingScheme::cftl;
+  shape.compact = options.ram.policy == format::RamPolicy::stack;
+  return shape;
+}
 
 class TreeRam final : public RamManager {
  public:
@@ -62,10 +90,12 @@ class TreeRam final : public RamManager {
         whole_map_(std::move(whole_map)),
         blocks_(options.mapping == format::MappingScheme::cftl, layout, options,
                 options.ram.budget_bytes * options.cftl.cbmt_share_percent / 100, stats),
+        shape_(group_map_shape(layout, options)),
         group_of_tpn_(layout.translation_pages, kNone),
         log_bytes_max_(std::max<std::uint64_t>(kLogEntryBytes, options.ram.budget_bytes / kLogShareDivisor)),
         log_pages_max_(std::max<std::uint64_t>(1, options.ram.budget_bytes / page_bytes_)),
-        relocation_log_(options.ram.tree_relocation_log) {}
+        relocation_log_(options.ram.tree_relocation_log && !shape_.compact),
+        page_buffer_(layout.entries_per_translation_page) {}
 
   // ---- Translation
 
@@ -81,20 +111,21 @@ class TreeRam final : public RamManager {
     // Host requests make their group recent; flushing its CDPs must not (LATTE evicts the CTP
     // of a group whose CDPs just left, if it is still the oldest), nor must GC.
     if (access == Access::read || access == Access::write) touch(g);
-    const bool hit = groups_[g].ctp_cached;
-    if (access != Access::internal) ftl::count_lookup(stats_, access, hit);
-    FLASHDIR_TRY(load_ctp(g));
-    return groups_[g].ctp[offset_of(lpn)];
+    const std::uint32_t offset = offset_of(lpn);
+    const auto held = groups_[g].map.find(offset);
+    if (access != Access::internal) ftl::count_lookup(stats_, access, held.has_value());
+    if (held) return *held;
+    FLASHDIR_TRY(load(g));
+    return *groups_[g].map.find(offset);
   }
 
   void set(Lpn lpn, std::uint32_t ppn) override {
     blocks_.page_mapped(lpn);
     if (whole_map_) return whole_map_->set(lpn, ppn);
-    Group& g = groups_[group(layout_.tpn_of(lpn))];
-    assert(g.ctp_cached && "set() follows a lookup that cached the translation page");
-    g.ctp[offset_of(lpn)] = ppn;
-    mark_dirty(g);
-    g.host_dirty = true;
+    const std::uint32_t g = group(layout_.tpn_of(lpn));
+    assert((shape_.compact || groups_[g].map.whole()) && "set() follows a lookup that cached the translation page");
+    record(g, offset_of(lpn), ppn);
+    groups_[g].host_dirty = true;
   }
 
   Status relocate(std::span<const Relocation> moves) override {
@@ -105,18 +136,20 @@ class TreeRam final : public RamManager {
     // A move into a cached translation page updates it (without making it recent); one into
     // an uncached page waits in the log (RamOptions::tree_relocation_log), so that the moves of
     // many GC runs into one page cost one read-modify-write, or without the log caches the page
-    // now: a GC run's moves into it then cost one write-back. evict() restores the budget after.
+    // now: a GC run's moves into it then cost one write-back. The compact form records the move
+    // as a dirty run whatever the group holds, without reading the page (as the entry caches
+    // do). evict() restores the budget after.
     for (const Relocation& m : moves) {
       blocks_.page_mapped(m.lpn);
       const std::uint64_t tpn = layout_.tpn_of(m.lpn);
-      if (!relocation_log_) FLASHDIR_TRY(load_ctp(group(tpn)));  // no log: the page is cached now
-      const std::uint32_t g = group_of_tpn_[tpn];
-      if (g != kNone && groups_[g].ctp_cached) {
-        groups_[g].ctp[offset_of(m.lpn)] = m.to;
-        mark_dirty(groups_[g]);
-      } else {
+      const std::uint32_t cached = group_of_tpn_[tpn];
+      if (relocation_log_ && (cached == kNone || !groups_[cached].map.whole())) {
         log_add(tpn, offset_of(m.lpn), m.to);
+        continue;
       }
+      const std::uint32_t g = group(tpn);
+      if (!shape_.compact && !groups_[g].map.whole()) FLASHDIR_TRY(load(g));
+      record(g, offset_of(m.lpn), m.to);
     }
     return Status::ok();
   }
@@ -125,29 +158,29 @@ class TreeRam final : public RamManager {
     if (whole_map_) return whole_map_->write_back(tpn);
     if (log_.contains(tpn)) return write_back_log(tpn);
     const std::uint32_t g = group_of_tpn_[tpn];
-    if (g == kNone || !groups_[g].ctp_dirty) return Status::ok();
-    return write_ctp(groups_[g]);
+    if (g == kNone || !groups_[g].dirty) return Status::ok();
+    return write_group(groups_[g]);
   }
 
   Status write_back_all() override {
     if (whole_map_) return whole_map_->write_back_all();
     for (Group& g : groups_) {
-      if (g.ctp_cached && g.ctp_dirty) FLASHDIR_TRY(write_ctp(g));
+      if (g.dirty) FLASHDIR_TRY(write_group(g));
     }
     while (!log_order_.empty()) FLASHDIR_TRY(write_back_log(log_order_.rbegin()->second));
     return Status::ok();
   }
 
   std::uint64_t dirty_translation_pages() const override {
-    return whole_map_ ? whole_map_->dirty_translation_pages() : dirty_ctp_count_ + log_.size();
+    return whole_map_ ? whole_map_->dirty_translation_pages() : dirty_group_count_ + log_.size();
   }
 
   void merge_dirty(std::uint64_t tpn, std::span<std::uint32_t> entries) override {
     if (whole_map_) return whole_map_->merge_dirty(tpn, entries);
     log_take(tpn, entries);  // only an uncached page has logged moves
     const std::uint32_t g = group_of_tpn_[tpn];
-    if (g == kNone || !groups_[g].ctp_cached) return;
-    std::copy(groups_[g].ctp.begin(), groups_[g].ctp.end(), entries.begin());
+    if (g == kNone) return;
+    groups_[g].map.overlay(entries);
     mark_clean(groups_[g]);
   }
 
@@ -169,6 +202,7 @@ class TreeRam final : public RamManager {
     auto it = groups_[g].cdps.find(offset_of(lpn));
     if (it == groups_[g].cdps.end()) return nullptr;
     ++stats_.buffer_read_hits;
+    note_cdp_used(lpn);
     groups_[g].last_offset = it->first;
     touch(g);
     return &it->second;
@@ -178,10 +212,12 @@ class TreeRam final : public RamManager {
     ++stats_.buffer_write_lookups;
     blocks_.page_mapped(page.lpn);
     const std::uint32_t g = group(layout_.tpn_of(page.lpn));
-    FLASHDIR_TRY(load_ctp(g));  // the structural invariant: no CDP without its CTP
-    touch(g);
     const std::uint32_t offset = offset_of(page.lpn);
+    // The structural invariant: no CDP without its mapping.
+    if (!whole_map_ && !groups_[g].map.whole()) FLASHDIR_TRY(load(g));
+    touch(g);
     groups_[g].last_offset = offset;
+    note_cdp_used(page.lpn);
     auto [it, inserted] = groups_[g].cdps.try_emplace(offset);
     std::optional<std::uint64_t> replaced;
     if (!inserted) {
@@ -201,6 +237,7 @@ class TreeRam final : public RamManager {
     auto it = groups_[g].cdps.find(offset_of(lpn));
     if (it == groups_[g].cdps.end()) return std::nullopt;
     const std::uint64_t pending = it->second.pending_since;
+    forget_cdp(lpn);
     groups_[g].cdps.erase(it);
     --cdp_count_;
     return pending;
@@ -219,6 +256,19 @@ class TreeRam final : public RamManager {
       const std::uint32_t g = oldest_;
       Group& group = groups_[g];
       if (!group.cdps.empty()) {
+        if (shape_.compact) {
+          // stack: the least recently used CDP of any group.
+          const Lpn lpn(cdp_order_.front());
+          Group& owner = groups_[group_of_tpn_[layout_.tpn_of(lpn)]];
+          auto it = owner.cdps.find(offset_of(lpn));
+          victims.push_back(std::move(it->second));
+          owner.cdps.erase(it);
+          forget_cdp(lpn);
+          --cdp_count_;
+          ++stats_.evicted_data_pages;
+          owner.flushed_in_eviction = eviction;
+          continue;
+        }
         // Smallest offset first; the one accessed last only when it is the only one left.
         auto it = group.cdps.begin();
         if (it->first == group.last_offset && group.cdps.size() > 1) ++it;
@@ -231,8 +281,8 @@ class TreeRam final : public RamManager {
       }
       // Its CTP must outlive the mapping updates of its CDPs being flushed: next call.
       if (group.flushed_in_eviction == eviction) break;
-      if (group.ctp_cached) {
-        if (group.ctp_dirty) FLASHDIR_TRY(write_ctp(group));
+      if (!group.map.empty()) {
+        if (group.dirty) FLASHDIR_TRY(write_group(group));
         ++stats_.evicted_translation_pages;
       }
       release(g);
@@ -253,13 +303,15 @@ class TreeRam final : public RamManager {
       cdp_count_ -= groups_[g].cdps.size();
       groups_[g].cdps.clear();
     }
+    cdp_order_.clear();
+    cdp_position_.clear();
     return pages;
   }
 
   RamUsage usage() const override {
     RamUsage u;
     u.budget_bytes = budget_;
-    u.mapping_bytes = ctp_count_ * page_bytes_ + blocks_.bytes_used() + log_entries_ * kLogEntryBytes;
+    u.mapping_bytes = group_bytes_ + blocks_.bytes_used() + log_entries_ * kLogEntryBytes;
     u.buffer_bytes = cdp_count_ * page_bytes_;
     u.mapping_partition_bytes = u.mapping_bytes;  // the split is whatever the tree holds
     return u;
@@ -276,36 +328,47 @@ class TreeRam final : public RamManager {
     if (g != kNone) return g;
     if (free_.empty()) {
       g = static_cast<std::uint32_t>(groups_.size());
-      groups_.emplace_back();
+      groups_.emplace_back(shape_);
     } else {
       g = free_.back();
       free_.pop_back();
     }
-    reset(groups_[g]);
     groups_[g].tpn = tpn;
     link_oldest(g);
     return g;
   }
 
-  Status load_ctp(std::uint32_t g) {
+  // Reads the translation page of group `g` and caches it whole, under what the group held.
+  Status load(std::uint32_t g) {
     Group& group = groups_[g];
-    if (group.ctp_cached || whole_map_) return Status::ok();
-    group.ctp.resize(layout_.entries_per_translation_page);  // read() sets every entry
-    FLASHDIR_TRY(pages_.read(group.tpn, group.ctp));
-    assert(!group.ctp_dirty && "only a cached translation page is dirty");  // dirty_ctp_count_ stays exact
-    group.ctp_cached = true;
-    ++ctp_count_;
-    if (log_take(group.tpn, group.ctp)) mark_dirty(group);  // GC's moves that waited for it
-    // The CTP is the exact current mapping of its LPNs, so its layouts are facts.
-    blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.ctp,
+    FLASHDIR_TRY(pages_.read(group.tpn, page_buffer_));
+    const bool logged = log_take(group.tpn, page_buffer_);  // GC's moves that waited for it
+    const std::uint64_t before = group.map.bytes();
+    group.map.load_whole(page_buffer_);
+    group_bytes_ += group.map.bytes() - before;
+    if (logged) mark_dirty(group);
+    // The whole page is the exact current mapping of its LPNs, so its layouts are facts.
+    blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.map.entries(),
                              [](std::uint64_t) { return false; });
     return Status::ok();
   }
 
-  // Writes a cached translation page back; charged to GC if only relocations dirtied it.
-  Status write_ctp(Group& group) {
+  // Records offset -> ppn in group `g`'s map, dirty.
+  void record(std::uint32_t g, std::uint32_t offset, std::uint32_t ppn) {
+    Group& group = groups_[g];
+    const std::uint64_t before = group.map.bytes();
+    group.map.set(offset, ppn);
+    group_bytes_ += group.map.bytes() - before;
+    mark_dirty(group);
+  }
+
+  // Writes what the group holds of its translation page back, after reading the page if the
+  // group holds only runs of it; charged to GC if only relocations dirtied it.
+  Status write_group(Group& group) {
     const ftl::GcCharge charge(pages_, !group.host_dirty);
-    FLASHDIR_TRY(pages_.write(group.tpn, group.ctp));
+    if (!group.map.whole()) FLASHDIR_TRY(pages_.read(group.tpn, page_buffer_));
+    group.map.overlay(page_buffer_);
+    FLASHDIR_TRY(pages_.write(group.tpn, page_buffer_));
     mark_clean(group);
     return Status::ok();
   }
@@ -346,31 +409,39 @@ class TreeRam final : public RamManager {
     return pages_.write(tpn, log_buffer_);
   }
 
+  // ---- stack: the CDPs of all groups in last-use order.
+  void note_cdp_used(Lpn lpn) {
+    if (!shape_.compact) return;
+    auto [it, inserted] = cdp_position_.try_emplace(lpn.value);
+    if (!inserted) cdp_order_.erase(it->second);
+    it->second = cdp_order_.insert(cdp_order_.end(), lpn.value);
+  }
+  void forget_cdp(Lpn lpn) {
+    auto it = cdp_position_.find(lpn.value);
+    if (it == cdp_position_.end()) return;
+    cdp_order_.erase(it->second);
+    cdp_position_.erase(it);
+  }
+
   void mark_dirty(Group& group) {
-    if (!group.ctp_dirty) ++dirty_ctp_count_;
-    group.ctp_dirty = true;
+    if (!group.dirty) ++dirty_group_count_;
+    group.dirty = true;
   }
   void mark_clean(Group& group) {
-    if (group.ctp_dirty) --dirty_ctp_count_;
-    group.ctp_dirty = false;
+    if (group.dirty) --dirty_group_count_;
+    group.dirty = false;
     group.host_dirty = false;
+    group.map.mark_clean();
   }
 
   void release(std::uint32_t g) {
     Group& group = groups_[g];
-    assert(group.cdps.empty() && !group.ctp_dirty);
-    if (group.ctp_cached) --ctp_count_;
+    assert(group.cdps.empty() && !group.dirty);
+    group_bytes_ -= group.map.bytes();
     unlink(g);
     group_of_tpn_[group.tpn] = kNone;
-    reset(group);
+    group.reset();
     free_.push_back(g);
-  }
-
-  // A group as new, keeping its CTP's storage for the next translation page it caches.
-  static void reset(Group& group) {
-    std::vector<std::uint32_t> ctp = std::move(group.ctp);
-    group = Group{};
-    group.ctp = std::move(ctp);
   }
 
   // ---- The LRU list of groups: oldest_ ... newest_.
@@ -402,14 +473,15 @@ class TreeRam final : public RamManager {
   std::uint64_t page_bytes_;
   std::unique_ptr<ftl::Mapper> whole_map_;  // the `page` scheme: the map is in RAM, free
   ftl::BlockMapping blocks_;
+  const GroupMapShape shape_;  // the groups' maps point at it
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_;
   std::vector<std::uint32_t> group_of_tpn_;
   std::uint32_t oldest_ = kNone;
   std::uint32_t newest_ = kNone;
-  std::uint64_t ctp_count_ = 0;
+  std::uint64_t group_bytes_ = 0;  // what the groups' maps cost
   std::uint64_t cdp_count_ = 0;
-  std::uint64_t dirty_ctp_count_ = 0;
+  std::uint64_t dirty_group_count_ = 0;
   std::uint64_t evictions_ = 0;  // evict() calls
   // The relocation log: translation page -> (offset -> new PPN), and (entries, page) to find
   // the page with the most.
@@ -418,8 +490,11 @@ class TreeRam final : public RamManager {
   std::uint64_t log_entries_ = 0;
   std::uint64_t log_bytes_max_;
   std::uint64_t log_pages_max_;
-  const bool relocation_log_;  // RamOptions::tree_relocation_log; off: the log stays empty
+  const bool relocation_log_;  // RamOptions::tree_relocation_log (tree only); off: the log stays empty
   std::vector<std::uint32_t> log_buffer_;
+  std::vector<std::uint32_t> page_buffer_;  // a translation page being loaded or written back
+  std::list<std::uint64_t> cdp_order_;  // stack: LPNs of the CDPs, least recently used first
+  absl::flat_hash_map<std::uint64_t, std::list<std::uint64_t>::iterator> cdp_position_;
 };
 
 }  // namespace
