@@ -111,3 +111,34 @@ TEST_CASE("group map: runs set without the page overlay it when it is loaded or 
   map.overlay(whole);
   CHECK(whole == on_flash);
 }
+
+TEST_CASE("group map: a miss takes the run around its entry, cut short where held runs begin", "[ram][stack]") {
+  const GroupMapShape stack = shape(true, true);
+  GroupMap map(stack);
+  // Runs on flash: [0, 20), [20], [21, 50), [50], [51, 128).
+  std::vector<std::uint32_t> page = sequential_page();
+  page[20] = 7;
+  page[50] = 8;
+  map.load_run(page, 30);
+  CHECK(map.bytes() == 12);
+  CHECK(map.find(21) == std::optional<std::uint32_t>(1021));
+  CHECK(map.find(49) == std::optional<std::uint32_t>(1049));
+  CHECK_FALSE(map.find(20).has_value());
+  CHECK_FALSE(map.find(50).has_value());
+
+  map.set(60, 5);          // GC moved LPN 60: a run held apart from the page
+  map.load_run(page, 70);  // [51, 128) on flash, cut after the held 60
+  CHECK(map.find(61) == std::optional<std::uint32_t>(1061));
+  CHECK(map.find(60) == std::optional<std::uint32_t>(5));
+  CHECK_FALSE(map.find(55).has_value());
+  map.load_run(page, 55);  // and [51, 60) before it
+  CHECK(map.find(51) == std::optional<std::uint32_t>(1051));
+  CHECK(map.find(59) == std::optional<std::uint32_t>(1059));
+  CHECK(map.bytes() == 4 * 12);
+
+  // Written back, only the moved entry differs from flash.
+  std::vector<std::uint32_t> written = page;
+  map.overlay(written);
+  page[60] = 5;
+  CHECK(written == page);
+}

@@ -42,6 +42,21 @@ void GroupMap::load_whole(std::span<const std::uint32_t> page) {
   whole_runs_ = runs_of(entries_);
 }
 
+void GroupMap::load_run(std::span<const std::uint32_t> page, std::uint32_t offset) {
+  assert(shape_->compact && !whole_ && !find(offset));
+  std::uint32_t first = offset;
+  std::uint32_t end = offset + 1;
+  while (first > 0 && continues(page[first - 1], page[first])) --first;
+  while (end < page.size() && continues(page[end - 1], page[end])) ++end;
+  auto next = runs_.upper_bound(offset);
+  if (next != runs_.end()) end = std::min(end, next->first);
+  if (next != runs_.begin()) {
+    auto previous = std::prev(next);
+    first = std::max(first, previous->first + previous->second.length);
+  }
+  runs_.emplace(first, Run{page[first], end - first, false});
+}
+
 void GroupMap::set(std::uint32_t offset, std::uint32_t ppn) {
   if (whole_) {
     // The runs count changes only at the two boundaries around the entry.

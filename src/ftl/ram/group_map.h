@@ -1,5 +1,5 @@
 // What a caching group of the tree policies holds of its translation page (doc/ram.md): nothing,
-// the whole page, or (in `stack`) runs of it that GC's moves set.
+// the whole page, or (in `stack`) runs of it.
 //
 // Whole: every entry of the page, in an array. TreeFTL (`tree`) charges it a page; `stack`
 // charges the cheaper of the page and its runs in CFTL's compact form (an entry per run of
@@ -7,9 +7,11 @@
 // costs a few entries, not 4 KiB. (The simulated device would keep such a page as its runs;
 // the array is the simulator's convenience, and the charge is what counts.)
 //
-// Partial (`stack` only): runs set without the page being read (GC's relocations, batched per
-// page as in the entry caches), each charged an entry. They overlay the page on flash when it
-// is loaded or written back.
+// Partial (`stack` only): runs read from the page around the LPNs looked up (CFTL's
+// consecutive field, extended both ways since the whole page is at hand), and runs set without
+// the page being read (GC's relocations, batched per page as in the entry caches); each run is
+// charged an entry. Runs set overlay the page on flash when it is loaded or written back. A
+// random lookup under small RAM then costs an entry, not a page.
 //
 // With `consecutive` off (DFTL's entries) every run is one entry long.
 //
@@ -45,6 +47,9 @@ class GroupMap {
 
   // Takes the whole page: `page` is its content on flash, under the runs held so far (newer).
   void load_whole(std::span<const std::uint32_t> page);
+  // Takes from `page` (the content on flash) only the run around `offset`, which is not held,
+  // cut short where held runs begin or end. Compact form only.
+  void load_run(std::span<const std::uint32_t> page, std::uint32_t offset);
   // Records offset -> ppn. The page must be whole, or the form compact.
   void set(std::uint32_t offset, std::uint32_t ppn);
 

@@ -3,10 +3,12 @@
 // CDPs is a caching group. Structural invariant: a CDP's mapping is always cached (under the
 // `page` scheme the whole map is in RAM anyway, and groups hold only CDPs).
 //
-// `stack` composes the tree with CFTL and APS's buffer (doc/ram.md "stack"): a group's
-// translation page is charged by its runs in CFTL's compact form when they cost less than the
-// page (group_map.h), GC's moves are recorded as runs without reading the page, and the data
-// pages leave in least-recently-used order across groups instead of LATTE's group by group.
+// `stack` composes the tree with CFTL and the partitioned policies' buffer (doc/ram.md
+// "stack"): a group's translation state is in CFTL's compact form (group_map.h): a miss caches
+// the run around the LPN until the group shows its page is worth holding whole, GC's moves are
+// recorded as runs without reading the page, and a whole page is charged by its runs when they
+// cost less. Data pages leave in least-recently-used order across groups instead of LATTE's
+// group by group.
 //
 // Eviction, lightweight LRU at group granularity (LATTE): groups are kept in last-access order
 // (an intrusive list: the oldest at the head, O(1) per access). The victim group is the oldest;
@@ -43,6 +45,8 @@ constexpr std::uint64_t kLogEntryBytes = 8;  // a relocation waiting in the log:
 // as many translation pages as the budget could cache (each is a dirty translation page the
 // free-space target keeps room for: FtlCore::translation_blocks_pending). doc/ram.md.
 constexpr std::uint64_t kLogShareDivisor = 8;
+// stack: the misses in a group that cache a run each before the next takes the whole page.
+constexpr std::uint32_t kRunsBeforeWholePage = 4;
 
 struct Group {
   explicit Group(const GroupMapShape& shape) : map(shape) {}
@@ -52,6 +56,7 @@ struct Group {
     tpn = 0;
     map.clear();
     dirty = host_dirty = false;
+    runs_loaded = 0;
     cdps.clear();
     last_offset = older = newer = kNone;
     flushed_in_eviction = 0;
@@ -61,6 +66,7 @@ struct Group {
   GroupMap map;              // what is cached of the translation page (the CTP)
   bool dirty = false;        // the map holds mappings the page on flash lacks
   bool host_dirty = false;   // ... set by a host write or trim, not only by GC's relocations
+  std::uint32_t runs_loaded = 0;  // stack: misses that cached a run, not the page
   absl::btree_map<std::uint32_t, BufferedPage> cdps;  // by offset in the translation page
   std::uint32_t last_offset = kNone;                 // LATTE: the CDP accessed last
   std::uint32_t older = kNone;                       // LRU links (group indexes)
@@ -115,7 +121,7 @@ class TreeRam final : public RamManager {
     const auto held = groups_[g].map.find(offset);
     if (access != Access::internal) ftl::count_lookup(stats_, access, held.has_value());
     if (held) return *held;
-    FLASHDIR_TRY(load(g));
+    FLASHDIR_TRY(hold(g, offset));
     return *groups_[g].map.find(offset);
   }
 
@@ -214,7 +220,7 @@ class TreeRam final : public RamManager {
     const std::uint32_t g = group(layout_.tpn_of(page.lpn));
     const std::uint32_t offset = offset_of(page.lpn);
     // The structural invariant: no CDP without its mapping.
-    if (!whole_map_ && !groups_[g].map.whole()) FLASHDIR_TRY(load(g));
+    if (!whole_map_ && !groups_[g].map.find(offset)) FLASHDIR_TRY(hold(g, offset));
     touch(g);
     groups_[g].last_offset = offset;
     note_cdp_used(page.lpn);
@@ -351,6 +357,26 @@ class TreeRam final : public RamManager {
     blocks_.register_aligned(layout_.first_lpn_of_tpn(group.tpn).value, group.map.entries(),
                              [](std::uint64_t) { return false; });
     return Status::ok();
+  }
+
+  // Caches the mapping of `offset` in group `g`, which lacks it: the run around it (stack),
+  // or the whole page (tree; stack once the group has shown that its page is worth it).
+  Status hold(std::uint32_t g, std::uint32_t offset) {
+    Group& group = groups_[g];
+    if (!shape_.compact || takes_whole(group)) return load(g);
+    FLASHDIR_TRY(pages_.read(group.tpn, page_buffer_));
+    const std::uint64_t before = group.map.bytes();
+    group.map.load_run(page_buffer_, offset);
+    group_bytes_ += group.map.bytes() - before;
+    ++group.runs_loaded;
+    return Status::ok();
+  }
+
+  // stack: a group takes its whole page at its fifth miss, or sooner once its runs cost half
+  // a page (doc/ram.md "stack").
+  bool takes_whole(const Group& group) const {
+    return group.runs_loaded >= kRunsBeforeWholePage ||
+           group.map.bytes() + shape_.entry_bytes >= shape_.page_bytes / 2;
   }
 
   // Records offset -> ppn in group `g`'s map, dirty.
