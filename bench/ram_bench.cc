@@ -68,8 +68,8 @@ void BM_RamRequest(benchmark::State& state) {
   state.SetLabel(format::ram_policy_name(policy));
 }
 
-// policy (1 tree, 2 aps, 3 static), RAM in MiB
-BENCHMARK(BM_RamRequest)->ArgsProduct({{1, 2, 3}, {1, 16, 256}});
+// policy (1 tree, 2 aps, 3 static, 4 stack), RAM in MiB
+BENCHMARK(BM_RamRequest)->ArgsProduct({{1, 2, 3, 4}, {1, 16, 256}});
 
 }  // namespace
 

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   std::string gc_name = "dual-greedy";
   double op_percent = 7.0;
   std::string ram_text;  // empty: scaled with the size
-  std::string ram_policy_text = "tree";
+  std::string ram_policy_text = "stack";
   bool force = false;
   bool sparse = false;
 

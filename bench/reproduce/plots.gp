@@ -1,8 +1,9 @@
 # Plots of bench/reproduce/run.sh (gnuplot -e "results='DIR'" plots.gp).
-# service-N.png: service time of tree, APS and the best static split, normalised to static:50
-#   (JTL-like), per workload, at the N-th RAM size (1/32 .. 1/4 of the touched footprint), in
-#   the manner of the TreeFTL paper's Figures 4-5: the median over the seeds, the error bar from
-#   the smallest to the largest.
+# service-N.png: service time of tree, stack, APS and the best static split, normalised to
+#   static:50 (JTL-like), per workload, at the N-th RAM size (1/32 .. 1/4 of the touched
+#   footprint), greedy GC, in the manner of the TreeFTL paper's Figures 4-5: the median over the
+#   seeds, the error bar from the smallest to the largest. service-dg-N.png: the same under
+#   Dual Greedy, the default GC.
 # aps-share-small.png, aps-share-large.png: APS's mapping partition (share of the RAM) along
 #   each replay at the smallest and the largest RAM size, one line per seed.
 set terminal pngcairo size 900,480 font "DejaVu Sans,10"
@@ -15,12 +16,16 @@ set grid ytics
 set ylabel "service time / static:50"
 set key top left
 labels = "1/32 1/16 1/8 1/4"
-do for [i=0:3] {
-  file = sprintf("%s/service-%d.dat", results, i)
-  if (system("test -f ".file." && echo yes") eq "yes") {
-    set output sprintf("%s/service-%d.png", results, i)
-    set title sprintf("Service time / static:50 (greedy GC), RAM = %s of the touched footprint; median and range over the seeds", word(labels, i + 1))
-    plot file using 2:3:4:xtic(1) title "tree", "" using 5:6:7 title "aps", "" using 8:9:10 title "best static"
+do for [gc in "greedy dual-greedy"] {
+  prefix = gc eq "greedy" ? "service" : "service-dg"
+  do for [i=0:3] {
+    file = sprintf("%s/%s-%d.dat", results, prefix, i)
+    if (system("test -f ".file." && echo yes") eq "yes") {
+      set output sprintf("%s/%s-%d.png", results, prefix, i)
+      set title sprintf("Service time / static:50 (%s GC), RAM = %s of the touched footprint; median and range over the seeds", gc, word(labels, i + 1))
+      plot file using 2:3:4:xtic(1) title "tree", "" using 5:6:7 title "stack", "" using 8:9:10 title "aps", \
+           "" using 11:12:13 title "best static"
+    }
   }
 }
 set style data lines

@@ -89,8 +89,11 @@ for name in "${names[@]}"; do
     #    static splits to find the best one, at each RAM size. Greedy GC, as in FlashSim, the
     #    simulator of the TreeFTL, APS and DFTL papers: Dual Greedy's adaptation to the traffic
     #    would blur the RAM policies' differences (README.md).
-    run "$out/$name-ram-s$seed.json" "${input[@]}" --gc greedy --compare "ram=$ram_list" \
-      --compare ram-policy=tree,aps,static:10,static:30,static:50,static:70,static:90
+    policies=ram-policy=tree,stack,aps,static:10,static:30,static:50,static:70,static:90
+    run "$out/$name-ram-s$seed.json" "${input[@]}" --gc greedy --compare "ram=$ram_list" --compare $policies
+    run "$out/$name-ram-dg-s$seed.json" "${input[@]}" --compare "ram=$ram_list" --compare $policies
+    run "$out/$name-stack-mapping-s$seed.json" "${input[@]}" --ram-policy stack --compare "ram=$ram_list" \
+      --compare mapping=cftl,dftl
 
     # 2. Mapping schemes with a small mapping cache and no write buffer (static:100), the CFTL
     #    paper's setting (4096 entries there), at two sizes, under greedy and Dual Greedy GC.

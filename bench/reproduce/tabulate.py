@@ -73,8 +73,12 @@ class Spread:
         return f"{m}{suffix} ({lo}–{hi})"
 
 
-def ram_policies(out, name, lines, dat_rows):
-    reports = seed_files(out, name, "ram")
+ADAPTIVE = ["tree", "stack", "aps"]
+
+
+def ram_policies(out, name, suffix, gc, lines, dat_rows):
+    """The RAM policies against static:50 at each RAM size, under `gc` (NAME-SUFFIX-sSEED.json)."""
+    reports = seed_files(out, name, suffix)
     if not reports:
         return
     by = {}  # (seed, ram, policy) -> configuration
@@ -83,29 +87,33 @@ def ram_policies(out, name, lines, dat_rows):
             by[(seed, settings["ram"], settings["ram-policy"])] = c
     seeds = list(reports)
     sizes = sorted({k[1] for k in by}, key=lambda s: int(s.rstrip("K")))
-    lines.append(f"\n#### {name}: RAM policies, greedy GC, seeds {', '.join(map(str, seeds))} "
+    lines.append(f"\n#### {name}: RAM policies, {gc} GC, seeds {', '.join(map(str, seeds))} "
                  "(median (min–max) over the seeds)\n")
-    lines.append("| RAM | static:50 s | tree/static:50 | aps/static:50 | best static / static:50 | "
-                 "mapping share tree / aps (mean used) | aps split at the end | buffer write hits tree / aps |")
-    lines.append("|---|---:|---:|---:|---|---|---|---|")
+    lines.append("| RAM | static:50 s | tree/static:50 | stack/static:50 | aps/static:50 | best static / static:50 | "
+                 "mapping share tree / stack / aps (mean used) | aps split at the end | "
+                 "buffer write hits tree / stack / aps |")
+    lines.append("|---|---:|---:|---:|---:|---|---|---|---|")
     for i, size in enumerate(sizes):
         def get(seed, policy):
             return by[(seed, size, policy)]
 
         base = {s: service_s(get(s, "static:50")) for s in seeds}
-        norm = {p: Spread([service_s(get(s, p)) / base[s] for s in seeds]) for p in ["tree", "aps"] + STATIC}
+        norm = {p: Spread([service_s(get(s, p)) / base[s] for s in seeds]) for p in ADAPTIVE + STATIC}
         # The best static split: the one with the lowest median ratio.
         best = min(STATIC, key=lambda p: norm[p].median)
-        share = {p: Spread([get(s, p)["mean_mapping_share"] for s in seeds]) for p in ("tree", "aps")}
-        hits = {p: Spread([get(s, p)["buffer_write_hit_ratio"] for s in seeds]) for p in ("tree", "aps")}
+        share = {p: Spread([get(s, p)["mean_mapping_share"] for s in seeds]) for p in ADAPTIVE}
+        hits = {p: Spread([get(s, p)["buffer_write_hit_ratio"] for s in seeds]) for p in ADAPTIVE}
         end = Spread([(get(s, "aps")["mapping_partition_series"] or [[0, None]])[-1][1] for s in seeds])
         lines.append(
-            f"| {size} | {Spread(base.values()).text('{:.2f}')} | {norm['tree'].text()} | {norm['aps'].text()} "
-            f"| {best}: {norm[best].text()} "
-            f"| {share['tree'].text('{:.1f}', 100, '%')} / {share['aps'].text('{:.1f}', 100, '%')} "
-            f"| {end.text('{:.0f}', 100, '%')} "
-            f"| {hits['tree'].text('{:.1f}', 100, '%')} / {hits['aps'].text('{:.1f}', 100, '%')} |")
-        dat_rows.setdefault(i, []).append((name, norm["tree"], norm["aps"], norm[best]))
+            f"| {size} | {Spread(base.values()).text('{:.2f}')} | "
+            + " | ".join(norm[p].text() for p in ADAPTIVE)
+            + f" | {best}: {norm[best].text()} | "
+            + " / ".join(share[p].text('{:.1f}', 100, '%') for p in ADAPTIVE)
+            + f" | {end.text('{:.0f}', 100, '%')} | "
+            + " / ".join(hits[p].text('{:.1f}', 100, '%') for p in ADAPTIVE) + " |")
+        dat_rows.setdefault((suffix, i), []).append((name, *(norm[p] for p in ADAPTIVE), norm[best]))
+    if suffix != "ram":
+        return
     # APS's mapping partition over time, per seed, at the smallest and the largest RAM size.
     for label, size in (("small", sizes[0]), ("large", sizes[-1])):
         for seed in seeds:
@@ -152,7 +160,18 @@ def main():
              "where they differ.\n"]
     dat_rows = {}
     for name in WORKLOADS:
-        ram_policies(out, name, lines, dat_rows)
+        ram_policies(out, name, "ram", "greedy", lines, dat_rows)
+        ram_policies(out, name, "ram-dg", "Dual Greedy (the default)", lines, dat_rows)
+        simple_table(out, name, "stack-mapping", "mapping schemes under stack (Dual Greedy), by RAM", [
+            col("mean service us", lambda c: c["mean_service_us"], "{:.1f}"),
+            col("chip programs", stat("chip_page_programs")),
+            col("translation reads host", lambda c: c["translation_page_reads_host"]),
+            col("translation reads GC", lambda c: c["translation_page_reads_gc"]),
+            col("mapping hit", lambda c: c["mapping_hit_ratio"] or 0, "{:.1f}", 100, "%"),
+            col("peak mapping KiB", stat("ram_peak_mapping_bytes"), "{:.0f}", 1 / 1024),
+            col("CBMT hit", lambda c: c["cbmt_hit_ratio"] or 0, "{:.1f}", 100, "%"),
+            col("to block", stat("conversions_to_block")),
+        ], lines)
         simple_table(out, name, "mapping", "mapping schemes (mapping cache only: RAM static:100), by GC policy", [
             col("mean service us", lambda c: c["mean_service_us"], "{:.1f}"),
             col("chip reads", stat("chip_page_reads")),
@@ -181,9 +200,10 @@ def main():
             col("mean service us", lambda c: c["mean_service_us"], "{:.1f}"),
             col("sim req/s", lambda c: c["speed"]["replay_requests_per_second"], "{:.0f}", 1e-3, "K"),
         ], lines)
-    for i, rows in dat_rows.items():
-        with open(out / f"service-{i}.dat", "w") as f:
-            f.write("# workload, then median min max of tree, aps, best static (service time / static:50)\n")
+    for (suffix, i), rows in dat_rows.items():
+        prefix = "service" if suffix == "ram" else "service-dg"
+        with open(out / f"{prefix}-{i}.dat", "w") as f:
+            f.write("# workload, then median min max of tree, stack, aps, best static (service time / static:50)\n")
             for name, *spreads in rows:
                 f.write(name + "".join(f" {s.median:.4f} {s.low:.4f} {s.high:.4f}" for s in spreads) + "\n")
     (out / "summary.md").write_text("\n".join(lines) + "\n")

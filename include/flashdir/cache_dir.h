@@ -57,7 +57,7 @@ struct FormatOptions {
   std::uint16_t overprovision_permille = 70;
   // Device RAM (mapping cache, write buffer); default_ram_budget_bytes(capacity_bytes) if unset.
   std::optional<std::uint64_t> ram_budget_bytes;
-  format::RamPolicy ram_policy = format::RamPolicy::tree;
+  format::RamPolicy ram_policy = format::RamPolicy::stack;
   std::uint8_t static_mapping_percent = 50;      // with the static RAM policy
   bool force = false;  // replace an existing cache or a partial one (only flashdir's own entries are removed)
   ImageSpace image_space = ImageSpace::reserved;  // mkfs --sparse: the image takes space as it is written

@@ -102,7 +102,7 @@ struct Superblock {
   LatencyProfile latency;
   MappingScheme mapping_scheme = MappingScheme::cftl;
   GcPolicy gc_policy = GcPolicy::dual_greedy;
-  RamPolicy ram_policy = RamPolicy::tree;
+  RamPolicy ram_policy = RamPolicy::stack;
   std::uint8_t static_mapping_percent = 50;
   std::uint16_t overprovision_permille = 70;
   bool clean_shutdown = true;

@@ -27,7 +27,7 @@ TEST_CASE("sim config: every key prints its default in a form set() reads back",
   CHECK(names.size() == 27);
   CHECK(defaults.get("page-size").value() == "4K");
   CHECK(defaults.get("ram").value() == "1M");
-  CHECK(defaults.get("ram-policy").value() == "tree");
+  CHECK(defaults.get("ram-policy").value() == "stack");
   CHECK(defaults.get("op").value() == "7");
   CHECK(defaults.get("gc").value() == "dual-greedy");
   CHECK(defaults.get("consolidation").value() == "gc");

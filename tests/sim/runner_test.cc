@@ -125,6 +125,22 @@ TEST_CASE("runner: GC's mapping updates cost a translation-page write per page, 
   }
 }
 
+TEST_CASE("runner: under stack, CFTL's runs spare the translation reads DFTL's entries cost; tree caches pages alike",
+          "[sim][runner][stack]") {
+  // Sequential reads over a 256 MiB space written in order (prefill, no aging), 16 KiB of RAM:
+  // 64 translation pages, each one run of consecutive mappings.
+  const Trace trace = synthetic("seq,read=1,ws=256M,count=20000,seed=3");
+  const auto reads = [&](const char* policy, const char* mapping) {
+    const RunResult r = run(trace, with({{"ram-policy", policy}, {"mapping", mapping}, {"ram", "16K"}, {"age", "0"}}));
+    return r.stats.translation_page_reads;
+  };
+  // A CFTL run costs 12 bytes: the whole map fits. A DFTL entry covers one LPN, so each page
+  // costs misses until the group takes it whole; a TreeFTL page costs 4 KiB in either scheme.
+  CHECK(reads("stack", "cftl") * 4 < reads("stack", "dftl"));
+  CHECK(reads("tree", "cftl") == reads("tree", "dftl"));
+  CHECK(reads("stack", "cftl") < reads("tree", "cftl"));
+}
+
 TEST_CASE("runner: every RAM policy buffers writes and keeps to its budget", "[sim][runner]") {
   const Trace trace = synthetic("zipf:0.9,read=0.5,ws=8M,count=3000,seed=12");
   for (const char* policy : {"tree", "stack", "aps", "static:50"}) {

@@ -46,7 +46,7 @@ struct CftlOptions {
 //           sizes move every interval by a cost-benefit comparison of two ghost caches
 //   static  a fixed share for mapping (`static_mapping_percent`), the rest for data (JTL-like)
 struct RamOptions {
-  format::RamPolicy policy = format::RamPolicy::tree;
+  format::RamPolicy policy = format::RamPolicy::stack;  // the default: bench/reproduce/README.md says why
   std::uint64_t budget_bytes = 64 << 10;
   std::uint8_t static_mapping_percent = 50;     // static: share of the budget for mapping
   std::uint64_t aps_interval_requests = 1000;   // aps: requests between repartitions

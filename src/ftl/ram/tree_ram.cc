@@ -266,23 +266,13 @@ class TreeRam final : public RamManager {
           // stack: the least recently used CDP of any group.
           const Lpn lpn(cdp_order_.front());
           Group& owner = groups_[group_of_tpn_[layout_.tpn_of(lpn)]];
-          auto it = owner.cdps.find(offset_of(lpn));
-          victims.push_back(std::move(it->second));
-          owner.cdps.erase(it);
-          forget_cdp(lpn);
-          --cdp_count_;
-          ++stats_.evicted_data_pages;
-          owner.flushed_in_eviction = eviction;
-          continue;
+          take_cdp(owner, owner.cdps.find(offset_of(lpn)), eviction, victims);
+        } else {
+          // Smallest offset first; the one accessed last only when it is the only one left.
+          auto it = group.cdps.begin();
+          if (it->first == group.last_offset && group.cdps.size() > 1) ++it;
+          take_cdp(group, it, eviction, victims);
         }
-        // Smallest offset first; the one accessed last only when it is the only one left.
-        auto it = group.cdps.begin();
-        if (it->first == group.last_offset && group.cdps.size() > 1) ++it;
-        victims.push_back(std::move(it->second));
-        group.cdps.erase(it);
-        --cdp_count_;
-        ++stats_.evicted_data_pages;
-        group.flushed_in_eviction = eviction;
         continue;
       }
       // Its CTP must outlive the mapping updates of its CDPs being flushed: next call.
@@ -433,6 +423,17 @@ class TreeRam final : public RamManager {
     FLASHDIR_TRY(pages_.read(tpn, log_buffer_));
     log_take(tpn, log_buffer_);
     return pages_.write(tpn, log_buffer_);
+  }
+
+  // Hands a CDP to the FTL to program; its group's mapping must stay for this eviction.
+  void take_cdp(Group& group, absl::btree_map<std::uint32_t, BufferedPage>::iterator cdp, std::uint64_t eviction,
+                std::vector<BufferedPage>& victims) {
+    forget_cdp(cdp->second.lpn);
+    victims.push_back(std::move(cdp->second));
+    group.cdps.erase(cdp);
+    --cdp_count_;
+    ++stats_.evicted_data_pages;
+    group.flushed_in_eviction = eviction;
   }
 
   // ---- stack: the CDPs of all groups in last-use order.
