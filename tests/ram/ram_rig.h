@@ -46,6 +46,10 @@ class FakeTranslationPages final : public ftl::TranslationPages {
   std::uint32_t entries_;
 };
 
+// The rig's page size and translation-page entries, for budgets and LPNs in tests.
+inline constexpr std::uint64_t kPage = 512;
+inline constexpr std::uint64_t E = 128;
+
 struct RamRig {
   ftl::FtlLayout layout;
   FtlOptions options;

@@ -7,13 +7,6 @@
 using namespace flashdir;
 using namespace flashdir::testing;
 
-namespace {
-
-constexpr std::uint64_t kPage = 512;
-constexpr std::uint64_t E = 128;  // entries per translation page of the rig
-
-}  // namespace
-
 TEST_CASE("stack evicts the least recently used data page of any group; tree the oldest group's", "[ram][stack]") {
   // Group A (page 0) takes LPN 0, group B (page 1) LPN E + 1, then A takes LPN 1: A is the
   // newest group, LPN 0 the least recently used data page. The budget is two CDPs and the

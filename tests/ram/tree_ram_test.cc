@@ -7,13 +7,6 @@
 using namespace flashdir;
 using namespace flashdir::testing;
 
-namespace {
-
-constexpr std::uint64_t kPage = 512;
-constexpr std::uint64_t E = 128;  // entries per translation page of the rig
-
-}  // namespace
-
 TEST_CASE("tree: LATTE evicts the oldest group's CDPs by offset, the last accessed last, then its CTP",
           "[ram][tree]") {
   // Figure 3: CG_a holds CDPs at offsets 0, 1 and 3, offset 1 accessed last; CG_b is newer.
