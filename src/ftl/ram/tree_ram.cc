@@ -101,6 +101,7 @@ class TreeRam final : public RamManager {
         log_bytes_max_(std::max<std::uint64_t>(kLogEntryBytes, options.ram.budget_bytes / kLogShareDivisor)),
         log_pages_max_(std::max<std::uint64_t>(1, options.ram.budget_bytes / page_bytes_)),
         relocation_log_(options.ram.tree_relocation_log && !shape_.compact),
+        lru_data_(options.ram.policy == format::RamPolicy::stack),
         page_buffer_(layout.entries_per_translation_page) {}
 
   // ---- Translation
@@ -262,7 +263,7 @@ class TreeRam final : public RamManager {
       const std::uint32_t g = oldest_;
       Group& group = groups_[g];
       if (!group.cdps.empty()) {
-        if (shape_.compact) {
+        if (lru_data_) {
           // stack: the least recently used CDP of any group.
           const Lpn lpn(cdp_order_.front());
           Group& owner = groups_[group_of_tpn_[layout_.tpn_of(lpn)]];
@@ -438,7 +439,7 @@ class TreeRam final : public RamManager {
 
   // ---- stack: the CDPs of all groups in last-use order.
   void note_cdp_used(Lpn lpn) {
-    if (!shape_.compact) return;
+    if (!lru_data_) return;
     auto [it, inserted] = cdp_position_.try_emplace(lpn.value);
     if (!inserted) cdp_order_.erase(it->second);
     it->second = cdp_order_.insert(cdp_order_.end(), lpn.value);
@@ -518,6 +519,7 @@ class TreeRam final : public RamManager {
   std::uint64_t log_bytes_max_;
   std::uint64_t log_pages_max_;
   const bool relocation_log_;  // RamOptions::tree_relocation_log (tree only); off: the log stays empty
+  const bool lru_data_;        // stack: CDPs leave least recently used first, not by group (LATTE)
   std::vector<std::uint32_t> log_buffer_;
   std::vector<std::uint32_t> page_buffer_;  // a translation page being loaded or written back
   std::list<std::uint64_t> cdp_order_;  // stack: LPNs of the CDPs, least recently used first
