@@ -39,6 +39,9 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          tenth of the time since they changed) | readmostly (within 300 s) | strict
                          (at the next system call; the kernel caches nothing)
   actimeo=SECONDS        a fixed bound for names, attributes and missing names (fractions allowed)
+  name_cache=N           names (with their attributes, or missing) the daemon itself remembers within
+                         that bound, kept in the cache directory across restarts (default 200000,
+                         about 250 bytes each; 0: none; none under strict)
   nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread

@@ -21,6 +21,9 @@ namespace flashdir {
 // The directory in a cache where a restart keeps dirty pages it could not prove belong to the
 // file now at their recorded place (doc/cache.md "Restart after a cut").
 inline constexpr const char* kLostFoundDirName = "lost+found";
+// The daemon's metadata cache kept across restarts (a RocksDB database; doc/daemon.md
+// "Metadata cache"). Only a hint: fsck leaves it alone, and removing it loses nothing.
+inline constexpr const char* kNameCacheDirName = "names";
 // The daemon's log in a cache directory (its stderr once it runs in the background).
 inline constexpr const char* kLogFileName = "daemon.log";
 

@@ -264,6 +264,29 @@ Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& requ
   return mounted;
 }
 
+// The daemon's metadata cache (metadata_cache.h) in CACHE/names. Its answers name objects by
+// device and inode number, so it runs only where those are stable (the inode identity rule: not
+// over sshfs and other FUSE stores that number inodes as they meet them, where a number may
+// name another file after the backing forgets it). A mount that keeps none (that rule, strict
+// consistency, name_cache=0) still opens it once, to empty it: changes made through this mount
+// would not remove what an earlier one stored.
+std::unique_ptr<MetadataCache> open_name_cache(const MountOptions& options, const std::filesystem::path& cache_dir,
+                                               const struct stat& root, IdentityRule rule, bool keep_stored) {
+  const bool enabled = options.consistency != Consistency::strict && options.name_cache_entries != 0 &&
+                       rule == IdentityRule::inode;
+  if (!enabled && rule != IdentityRule::inode && options.name_cache_entries != 0 && options.consistency != Consistency::strict)
+    spdlog::info("no metadata cache: the backing's inode numbers are not stable (identity=path)");
+  MetadataCache::Options cache_options;
+  cache_options.max_entries = enabled ? options.name_cache_entries : 0;
+  cache_options.bound = [options](double age_seconds) { return kernel_cache_seconds(options, age_seconds); };
+  auto names = std::make_unique<MetadataCache>(std::move(cache_options), cache_dir / kNameCacheDirName,
+                                               ObjectId{root.st_dev, root.st_ino}, keep_stored);
+  if (!enabled) return nullptr;
+  const auto counts = names->counts();
+  if (counts.loaded != 0) spdlog::info("metadata cache: {} names kept from before the restart", counts.loaded);
+  return names;
+}
+
 struct Served {
   int exit_code = 1;
   bool mounted = false;  // the mount came up: the cache is kept whatever happens next
@@ -293,6 +316,12 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   auto mounted = open_cache(request, backing.canonical, engine, cache);
   if (!mounted.is_ok()) return {refuse(mounted.status())};
   spdlog::info("files are told apart by {}", identity_rule_name(mounted.value()->engine().identity_rule()));
+  // A restart that wrote dirty pages back changed those files after the names were stored.
+  context.metadata = open_name_cache(request.options, cache.dir.path, backing.st, mounted.value()->engine().identity_rule(),
+                                     mounted.value()->engine().stats().restart.dirty_slots == 0);
+  context.inodes->on_stale_name([&context](Inode& parent, std::string_view name) {
+    if (context.metadata != nullptr) context.metadata->name_changed({parent.dev(), parent.ino()}, name);
+  });
   spdlog::info("backing file system {} ({}): sequential cutoff {} for reads, {} for writes (0: none); consistency {}",
                context.backing_fs.type, context.backing_fs.kind == BackingKind::remote ? "remote" : "local",
                format_size(context.seq_cutoff_read_bytes), format_size(context.seq_cutoff_write_bytes),

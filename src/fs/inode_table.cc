@@ -48,8 +48,7 @@ InodeTable::InodeTable(UniqueFd root_fd, const struct stat& root_stat, std::size
 
 InodeTable::~InodeTable() = default;
 
-Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
-  std::lock_guard lock(mutex_);
+Inode& InodeTable::find_or_add_locked(const struct stat& st) {
   if (st.st_dev == root_->dev() && st.st_ino == root_->ino()) {
     // The backing root seen again (a bind mount or ".." cannot reach it, but a hard-linked
     // directory cannot exist either); the root's descriptor stays.
@@ -58,8 +57,17 @@ Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
   }
   auto [it, inserted] = inodes_.try_emplace(Key{st.st_dev, st.st_ino});
   if (inserted) it->second = std::make_unique<Inode>(st.st_dev, st.st_ino, st.st_mode & S_IFMT);
-  Inode& inode = *it->second;
-  ++inode.lookups_;
+  ++it->second->lookups_;
+  return *it->second;
+}
+
+Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
+  std::lock_guard lock(mutex_);
+  if (auto it = inodes_.find(Key{st.st_dev, st.st_ino});
+      it != inodes_.end() && it->second->parent_ != nullptr && it->second->named_ctime_ns_ != Inode::ctime_ns(st))
+    detach_locked(*it->second);
+  Inode& inode = find_or_add_locked(st);
+  if (&inode == root_.get()) return inode;
   // A live descriptor holds its object, so no other object can have its (dev, ino): it stays,
   // unless the name it came by has been removed since (a hard link, renamed over or unlinked).
   // Calls that need a name of the object (link, the engine's path) use the descriptor's, so
@@ -71,9 +79,58 @@ Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
     }
     drop_fd_locked(inode);
   }
+  if (inode.parent_ != nullptr) named_opened_locked(inode);
   inode.handle_.clear();
   install_fd_locked(inode, std::make_shared<const UniqueFd>(std::move(fd)));
   return inode;
+}
+
+Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const struct stat& st) {
+  std::lock_guard lock(mutex_);
+  if (st.st_dev == root_->dev() && st.st_ino == root_->ino()) return nullptr;
+  if (auto it = inodes_.find(Key{st.st_dev, st.st_ino}); it != inodes_.end()) {
+    const Inode& known = *it->second;
+    if (known.parent_ == nullptr || known.named_ctime_ns_ != Inode::ctime_ns(st)) return nullptr;
+  }
+  Inode& inode = find_or_add_locked(st);
+  if (inode.parent_ != nullptr) return &inode;  // another name of it, known by name only too
+  inode.parent_ = &parent;
+  inode.name_ = std::string(name);
+  inode.named_ctime_ns_ = Inode::ctime_ns(st);
+  ++parent.lookups_;
+  named_.insert_or_assign(NamedKey{&parent, inode.name_}, &inode);
+  return &inode;
+}
+
+void InodeTable::detach_locked(Inode& inode) {
+  auto it = inodes_.find(Key{inode.dev(), inode.ino()});
+  detached_.emplace(&inode, std::move(it->second));
+  inodes_.erase(it);
+}
+
+void InodeTable::open_named(Inode& parent, std::string_view name) {
+  Inode* inode = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = named_.find(NamedKey{&parent, std::string(name)});
+    if (it == named_.end()) return;
+    inode = it->second;
+    // Held across the open, so that a forget meanwhile cannot free it.
+    ++inode->lookups_;
+  }
+  // A failure leaves it as it was: the name is about to go, and its later uses fail with ESTALE.
+  [[maybe_unused]] auto opened = path_fd(*inode);
+  forget(*inode, 1);
+}
+
+void InodeTable::named_opened_locked(Inode& inode) {
+  // The name may be another inode's by now (this one was detached, another answered the name).
+  if (auto it = named_.find(NamedKey{inode.parent_, inode.name_}); it != named_.end() && it->second == &inode)
+    named_.erase(it);
+  Inode* parent = inode.parent_;
+  inode.parent_ = nullptr;
+  inode.name_.clear();
+  forget_locked(*parent, 1);
 }
 
 void InodeTable::add_lookup(Inode& inode) {
@@ -83,13 +140,20 @@ void InodeTable::add_lookup(Inode& inode) {
 
 void InodeTable::forget(Inode& inode, std::uint64_t count) {
   std::lock_guard lock(mutex_);
+  forget_locked(inode, count);
+}
+
+void InodeTable::forget_locked(Inode& inode, std::uint64_t count) {
   if (&inode == root_.get()) return;
   // The kernel never forgets more than it looked up; a bug here would free a live inode.
   if (count > inode.lookups_) std::abort();
   inode.lookups_ -= count;
   if (inode.lookups_ != 0) return;
   if (inode.fd_ != nullptr) drop_fd_locked(inode);
-  inodes_.erase(Key{inode.dev(), inode.ino()});
+  // Gives back its parent's lookup, which may free the parent in turn (a chain as deep as the
+  // path, so the recursion is bounded by PATH_MAX).
+  if (inode.parent_ != nullptr) named_opened_locked(inode);
+  if (detached_.erase(&inode) == 0) inodes_.erase(Key{inode.dev(), inode.ino()});
 }
 
 SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
@@ -102,6 +166,7 @@ SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
     }
     handle = inode.handle_;
   }
+  if (handle.empty()) return open_by_name(inode);
   // The reopen runs unlocked; two threads may both reopen, and the second result wins.
   auto* file_handle = reinterpret_cast<struct file_handle*>(handle.data());
   UniqueFd fd(::open_by_handle_at(mount_fd_.get(), file_handle, O_PATH | O_NOFOLLOW | O_CLOEXEC));
@@ -114,9 +179,57 @@ SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
   return shared;
 }
 
+SysResult<SharedFd> InodeTable::open_by_name(Inode& inode) {
+  Inode* parent = nullptr;
+  std::string name;
+  std::int64_t named_ctime_ns = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (inode.fd_ != nullptr) return inode.fd_;
+    // Neither a descriptor, nor a handle, nor a name: only the root is never evicted.
+    if (inode.parent_ == nullptr) return Errno{ESTALE};
+    parent = inode.parent_;
+    name = inode.name_;
+    named_ctime_ns = inode.named_ctime_ns_;
+    // Held across the open: another thread opening the inode meanwhile gives back its own.
+    ++parent->lookups_;
+  }
+  const auto done = [&](SysResult<SharedFd> result) {
+    forget(*parent, 1);
+    return result;
+  };
+  auto parent_fd = path_fd(*parent);
+  if (!parent_fd.is_ok()) return done(Errno{parent_fd.error()});
+  UniqueFd fd(::openat((*parent_fd)->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || st.st_dev != inode.dev() || st.st_ino != inode.ino() ||
+      static_cast<mode_t>(st.st_mode & S_IFMT) != inode.file_type() || Inode::ctime_ns(st) != named_ctime_ns) {
+    // Removed or replaced behind the mount since the answer that named it.
+    const int error = !fd.valid() && errno != ENOENT && errno != ENOTDIR ? errno : ESTALE;
+    if (stale_name_) stale_name_(*parent, name);
+    return done(Errno{error});
+  }
+  auto shared = std::make_shared<const UniqueFd>(std::move(fd));
+  bool detached = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (inode.fd_ != nullptr) {
+      shared = inode.fd_;
+    } else if (detached_.contains(&inode)) {
+      detached = true;  // meanwhile: another object has its number in the table
+    } else {
+      if (inode.parent_ != nullptr) named_opened_locked(inode);
+      inode.handle_.clear();
+      install_fd_locked(inode, shared);
+    }
+  }
+  if (detached) return done(Errno{ESTALE});
+  return done(std::move(shared));
+}
+
 InodeTable::Counts InodeTable::counts() const {
   std::lock_guard lock(mutex_);
-  return Counts{inodes_.size() + 1, lru_.size() + pinned_, pinned_, reopens_, evictions_};
+  return Counts{inodes_.size() + detached_.size() + 1, lru_.size() + pinned_, pinned_, reopens_, evictions_, named_.size()};
 }
 
 void InodeTable::install_fd_locked(Inode& inode, SharedFd fd) {

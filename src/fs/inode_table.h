@@ -18,10 +18,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -136,6 +139,11 @@ class Inode {
   std::vector<unsigned char> handle_;   // guarded; struct file_handle bytes once evicted
   bool pinned_ = false;                 // guarded; cannot be reopened by handle
   std::list<Inode*>::iterator lru_position_;  // guarded; valid while fd_ is set and !pinned_
+  // Known by name only (InodeTable::remember_named) until first used: opened then as `name_`
+  // in `parent_`, which this inode holds a lookup of meanwhile.
+  Inode* parent_ = nullptr;  // guarded
+  std::string name_;         // guarded
+  std::int64_t named_ctime_ns_ = 0;  // guarded: the change time the answer gave; it must still have it
 };
 
 // True if open_by_handle_at works for this process on the file system of `mount_fd`.
@@ -154,6 +162,21 @@ class InodeTable {
   // refers to; `st` is its fstat. Returns the inode, created on first sight. `fd` becomes the
   // inode's descriptor unless it has one whose name is still there.
   Inode& remember(UniqueFd fd, const struct stat& st);
+  // One more kernel lookup of `name` in `parent`, answered without the backing (the metadata
+  // cache, metadata_cache.h) as the object `st` describes. The inode gets no descriptor until
+  // one is needed: path_fd then opens `name` in `parent` and checks that it is still that object,
+  // unchanged since the answer (its device, number, type and change time; ESTALE if not). Null
+  // if the table knows the object otherwise (opened, or by name with another change time): the
+  // answer may be about an object removed since whose number another one has now, and the
+  // caller asks the backing instead.
+  Inode* remember_named(Inode& parent, std::string_view name, const struct stat& st);
+  // Opens now the inode known by name only as `name` in `parent`, if there is one: done before
+  // that name is removed or renamed through the mount, which would leave it nothing to be
+  // opened by.
+  void open_named(Inode& parent, std::string_view name);
+  // Called with the parent and name of an inode known by name only that turned out to be
+  // another object, or none, when it was opened.
+  void on_stale_name(std::function<void(Inode& parent, std::string_view name)> stale) { stale_name_ = std::move(stale); }
   // One more lookup of an inode the caller already holds (link(2) returns an existing inode).
   void add_lookup(Inode& inode);
   // The kernel forgets `count` lookups; the inode goes when none remain.
@@ -168,6 +191,7 @@ class InodeTable {
     std::size_t pinned_fds = 0;
     std::uint64_t reopens = 0;
     std::uint64_t evictions = 0;
+    std::size_t named_only = 0;  // known by name only, not opened yet
   };
   Counts counts() const;
   std::size_t max_cached_fds() const { return max_cached_fds_; }
@@ -185,6 +209,24 @@ class InodeTable {
       return H::combine(std::move(h), k.dev, k.ino);
     }
   };
+  struct NamedKey {
+    Inode* parent;
+    std::string name;
+    bool operator==(const NamedKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const NamedKey& k) {
+      return H::combine(std::move(h), k.parent, k.name);
+    }
+  };
+  Inode& find_or_add_locked(const struct stat& st);
+  // An inode known by name only whose number another object turns out to have (its answer was
+  // stale): it leaves the map and serves the kernel ESTALE until forgotten.
+  void detach_locked(Inode& inode);
+  void forget_locked(Inode& inode, std::uint64_t count);
+  // Opens an inode known by name only; ESTALE if its name is no longer that object.
+  SysResult<SharedFd> open_by_name(Inode& inode);
+  // The inode is no longer known by name only: its parent's lookup is given back.
+  void named_opened_locked(Inode& inode);
   void install_fd_locked(Inode& inode, SharedFd fd);
   void evict_locked();
   void drop_fd_locked(Inode& inode);
@@ -196,6 +238,9 @@ class InodeTable {
   std::unique_ptr<Inode> root_;
   absl::flat_hash_map<Key, std::unique_ptr<Inode>> inodes_;
   std::list<Inode*> lru_;  // front: most recently used
+  absl::flat_hash_map<NamedKey, Inode*> named_;  // inodes known by name only
+  absl::flat_hash_map<Inode*, std::unique_ptr<Inode>> detached_;
+  std::function<void(Inode& parent, std::string_view name)> stale_name_;
   const std::size_t max_cached_fds_;
   std::size_t pinned_ = 0;
   std::uint64_t reopens_ = 0;

@@ -35,6 +35,29 @@ fuse_ino_t ino_of(MountContext& context, Inode& inode) {
   return reinterpret_cast<fuse_ino_t>(&inode);
 }
 
+void note_name_changed(MountContext& context, Inode& parent, std::string_view name) {
+  if (context.metadata == nullptr) return;
+  context.metadata->name_changed({parent.dev(), parent.ino()}, name);
+  context.metadata->object_changed({parent.dev(), parent.ino()});
+}
+
+void note_attributes_changed(MountContext& context, Inode& inode) {
+  if (context.metadata != nullptr) context.metadata->object_changed({inode.dev(), inode.ino()});
+}
+
+bool attributes_may_be_kept(Inode& inode) {
+  if (inode.deferred_write_ns() != 0) return false;
+  bool writer = false;
+  inode.for_each_open_file([&](OpenFile& file) { writer = writer || file.opened_for_writing(); });
+  return !writer;
+}
+
+std::int64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
 bool is_control_ino(fuse_ino_t ino) {
   return ino == kControlDirIno || ino == kStatsFileIno || ino == kStatsJsonFileIno || ino == kResetFileIno ||
          ino == kPowerCutFileIno;
@@ -105,7 +128,23 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
   inodes.rows.emplace_back("pinned_path_fds", static_cast<std::uint64_t>(counts.pinned_fds));
   inodes.rows.emplace_back("fd_evictions", counts.evictions);
   inodes.rows.emplace_back("reopens_by_handle", counts.reopens);
+  inodes.rows.emplace_back("known_by_name_only", static_cast<std::uint64_t>(counts.named_only));
   sections.push_back(std::move(inodes));
+  if (context.metadata != nullptr) {
+    const auto names = context.metadata->counts();
+    StatsSection metadata{"name_cache", {}};
+    metadata.rows.emplace_back("entries", names.entries);
+    metadata.rows.emplace_back("max_entries", static_cast<std::uint64_t>(context.options.name_cache_entries));
+    metadata.rows.emplace_back("loaded_at_start", names.loaded);
+    metadata.rows.emplace_back("hits", names.hits);
+    metadata.rows.emplace_back("misses", names.misses);
+    metadata.rows.emplace_back("invalidations", names.invalidations);
+    metadata.rows.emplace_back("evictions", names.evictions);
+    metadata.rows.emplace_back("voided_answers", names.voided_records);
+    metadata.rows.emplace_back("damaged_records", names.damaged_records);
+    metadata.rows.emplace_back("store_errors", names.store_errors);
+    sections.push_back(std::move(metadata));
+  }
   for (auto& section : context.data->stats()) sections.push_back(std::move(section));
   return sections;
 }

@@ -16,6 +16,7 @@
 #include "fs/file_data.h"
 #include "fs/fuse_api.h"
 #include "fs/inode_table.h"
+#include "fs/metadata_cache.h"
 #include "fs/mount_options.h"
 #include "fs/open_handles.h"
 #include "fs/stats_baseline.h"
@@ -37,6 +38,7 @@ struct MountContext {
   std::filesystem::path backing_root;  // canonical
   std::filesystem::path cache_dir;
   std::unique_ptr<InodeTable> inodes;
+  std::unique_ptr<MetadataCache> metadata;  // null under strict consistency (nothing may be cached)
   std::unique_ptr<FileData> data;
   OpCounters counters;
   StatsBaseline counters_baseline;  // what `.flashdir/reset` zeroed
@@ -64,6 +66,16 @@ double negative_entry_seconds(const MountContext& context);
 Inode& inode_of(MountContext& context, fuse_ino_t ino);
 fuse_ino_t ino_of(MountContext& context, Inode& inode);
 bool is_control_ino(fuse_ino_t ino);
+
+// The metadata cache's side of changes made through the mount (metadata_cache.h), each called
+// once the change is made and before its reply: `name` in `parent` was made, removed or
+// replaced (the directory's own attributes change with it); the attributes of `inode` changed.
+void note_name_changed(MountContext& context, Inode& parent, std::string_view name);
+void note_attributes_changed(MountContext& context, Inode& inode);
+// Whether what the backing says of `inode` now may be kept: not while a writer has it open or
+// write-back data of it waits (the backing file's attributes then lag the file's).
+bool attributes_may_be_kept(Inode& inode);
+std::int64_t realtime_ns();
 
 // The caller's uid, gid and supplementary groups (the groups only when the daemon can switch
 // to them: reading them costs a /proc read per request).

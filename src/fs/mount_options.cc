@@ -91,10 +91,10 @@ constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityCh
 constexpr std::array<std::pair<std::string_view, Consistency>, 3> kConsistencies = {{
     {"strict", Consistency::strict}, {"cto", Consistency::close_to_open}, {"readmostly", Consistency::read_mostly}}};
 
-constexpr std::array<std::string_view, 18> kValuedOptions = {
+constexpr std::array<std::string_view, 19> kValuedOptions = {
     "cache",   "size",     "mode",     "ram",      "ram_policy", "meta",    "seq_cutoff_read", "seq_cutoff_write",
     "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read", "consistency", "actimeo",
-    "writeback_delay"};
+    "writeback_delay", "name_cache"};
 
 // Seconds as NFS's actimeo= takes them, fractions allowed: 0 to `most`.
 Status assign_seconds(std::string_view option, std::string_view value, double most, std::optional<double>& target) {
@@ -188,6 +188,14 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "actimeo") return assign_seconds(item, value, kMaxCacheSeconds, options.cache_seconds);
   if (name == "writeback_delay")
     return assign_seconds(item, value, kMaxWriteBackDelaySeconds, options.write_back_delay_seconds);
+  if (name == "name_cache") {
+    std::size_t entries = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), entries);
+    if (error != std::errc{} || end != value.data() + value.size() || entries > kMaxNameCacheEntries)
+      return bad(item, fmt::format("must be a whole number from 0 to {}", kMaxNameCacheEntries));
+    options.name_cache_entries = entries;
+    return Status::ok();
+  }
   if (name == "threads") {
     unsigned threads = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
@@ -298,6 +306,9 @@ std::string describe(const MountOptions& o) {
   text += least == most ? fmt::format("  consistency       {} (kernel caches {:g} s)\n", consistency_name(o.consistency), least)
                         : fmt::format("  consistency       {} (kernel caches {:g} to {:g} s by age)\n",
                                       consistency_name(o.consistency), least, most);
+  text += o.consistency == Consistency::strict || o.name_cache_entries == 0
+              ? std::string("  name_cache        none\n")
+              : fmt::format("  name_cache        {} names, kept across restarts\n", o.name_cache_entries);
   text += fmt::format("  threads           {}{}\n", o.threads == 0 ? std::string("libfuse default") : std::to_string(o.threads),
                       o.clone_fd ? ", clone_fd" : "");
   text += fmt::format("  allow_other       {}\n", o.allow_other ? "yes" : "no");

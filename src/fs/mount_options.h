@@ -48,6 +48,10 @@ inline constexpr std::uint64_t kDefaultMinFreeBytes = 16ULL << 20;
 inline constexpr double kCloseToOpenCacheSeconds = 3.0;
 inline constexpr double kCloseToOpenMaxCacheSeconds = 60.0;
 inline constexpr double kReadMostlyCacheSeconds = 300.0;
+// The names the daemon's metadata cache keeps by default (about 250 bytes each in memory), and
+// at most.
+inline constexpr std::size_t kDefaultNameCacheEntries = 200'000;
+inline constexpr std::size_t kMaxNameCacheEntries = 20'000'000;
 // The longest actimeo= accepted (a day).
 inline constexpr double kMaxCacheSeconds = 86400.0;
 // The longest writeback_delay= accepted (an hour).
@@ -72,6 +76,7 @@ struct MountOptions {
   IdentityChoice identity = IdentityChoice::automatic;      // identity=
   Consistency consistency = Consistency::close_to_open;     // consistency=
   std::optional<double> cache_seconds;  // actimeo=SECONDS: the kernel's entry, attribute and negative timeouts
+  std::size_t name_cache_entries = kDefaultNameCacheEntries;  // name_cache=N: the metadata cache's names (0: none)
   unsigned threads = 0;    // threads=N: most FUSE worker threads; 0 = libfuse's default (10)
   bool clone_fd = false;   // clone_fd: one /dev/fuse fd per worker thread
   bool allow_other = false;

@@ -3,6 +3,8 @@
 // the reply (STYLE.md, "a thin FUSE layer").
 #pragma once
 
+#include <limits>
+
 #include "fs/fuse_api.h"
 #include "fs/mount_context.h"
 
@@ -72,9 +74,11 @@ bool control_refuse(fuse_req_t req, fuse_ino_t ino);
 // shadows.
 bool control_refuse(fuse_req_t req, fuse_ino_t parent, const char* name);
 
-// The attributes of a backing object for the kernel, from fstat of a descriptor, corrected for
-// a file whose data path runs ahead of the backing file (correct_attributes below).
-fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st);
+// The attributes of a backing object for the kernel, from fstat of a descriptor (or the metadata
+// cache, whose answer holds `seconds_left` longer), corrected for a file whose data path runs
+// ahead of the backing file (correct_attributes below).
+fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st,
+                           double seconds_left = std::numeric_limits<double>::infinity());
 // Corrects attributes fstat'ed from a regular file's backing file with what its open files
 // hold ahead of it (write-back): size, blocks, and the time of writes not written back yet.
 void correct_attributes(Inode& inode, struct stat& st);

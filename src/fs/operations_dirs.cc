@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "fs/kernel_cache.h"
@@ -17,6 +18,30 @@ DirHandle& dir_handle(fuse_file_info* fi) { return OpenHandles<DirHandle>::of(fi
 
 bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+// readdirplus's lookup of a listed name: the metadata cache's answer if it holds one, or the
+// backing's (the name opened O_PATH and stat'ed), kept in the cache.
+SysResult<fuse_entry_param> look_up_listed(MountContext& context, Inode& parent,
+                                           std::optional<SysResult<SharedFd>>& parent_fd, const char* name) {
+  MetadataCache* metadata = context.metadata.get();
+  const ObjectId parent_id{parent.dev(), parent.ino()};
+  if (metadata != nullptr) {
+    if (auto answer = metadata->find(parent_id, name, realtime_ns()); answer && answer->present) {
+      if (Inode* inode = context.inodes->remember_named(parent, name, answer->attributes))
+        return entry_for(context, *inode, answer->attributes, answer->seconds_left);
+    }
+  }
+  const std::uint64_t stamp = metadata != nullptr ? metadata->stamp() : 0;
+  const std::int64_t asked_ns = realtime_ns();
+  if (!parent_fd) parent_fd = context.inodes->path_fd(parent);
+  if (!parent_fd->is_ok()) return Errno{parent_fd->error()};
+  UniqueFd fd(::openat((**parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  Inode& inode = context.inodes->remember(std::move(fd), st);
+  if (metadata != nullptr && attributes_may_be_kept(inode)) metadata->record(parent_id, name, st, asked_ns, stamp);
+  return entry_for(context, inode, st);
 }
 
 void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
@@ -34,8 +59,8 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
       handle.offset = offset;
     }
     const bool at_root = ino == FUSE_ROOT_ID;
-    // readdirplus looks every entry up below this directory.
-    SysResult<SharedFd> parent_fd = plus ? context.inodes->path_fd(inode_of(context, ino)) : SysResult<SharedFd>(Errno{EBADF});
+    Inode& parent = inode_of(context, ino);
+    std::optional<SysResult<SharedFd>> parent_fd;  // opened at readdirplus's first backing lookup
     while (true) {
       errno = 0;
       const dirent* entry = ::readdir(handle.stream);
@@ -50,26 +75,19 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
       }
       std::size_t entry_size = 0;
       if (plus) {
-        if (!parent_fd.is_ok()) {
-          error = parent_fd.error();
-          break;
-        }
-        UniqueFd fd(::openat((*parent_fd)->get(), entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        struct stat st {};
-        if (!fd.valid() || ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        auto entry_param = look_up_listed(context, parent, parent_fd, entry->d_name);
+        if (!entry_param.is_ok()) {
           // Removed since readdir saw it: leave it out, as a later readdir would.
-          if (errno == ENOENT) {
+          if (entry_param.error() == ENOENT) {
             handle.offset = entry->d_off;
             continue;
           }
-          error = errno;
+          error = entry_param.error();
           break;
         }
-        Inode& inode = context.inodes->remember(std::move(fd), st);
-        fuse_entry_param param = entry_for(context, inode, st);
-        entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, entry->d_name, &param, entry->d_off);
+        entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, entry->d_name, &*entry_param, entry->d_off);
         if (entry_size > size - used) {
-          context.inodes->forget(inode, 1);  // not sent: the kernel will not count it
+          context.inodes->forget(inode_of(context, entry_param->ino), 1);  // not sent: the kernel will not count it
           break;
         }
       } else {

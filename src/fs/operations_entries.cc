@@ -24,23 +24,47 @@ bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails. The name is
-// opened (O_PATH: no open reaches the backing file system) and the descriptor stat'ed, as
-// stat(2) would, with the backing's own attribute cache deciding whether it asks again. On a
-// network store that is one lookup and at most one getattr whether or not the inode table knows
-// the object already; a stat by name first would add a second lookup for every object it does
-// not know, as after a remount. The fresh descriptor also names what the kernel just looked up
-// if an object it knew was deleted meanwhile and its inode number reused.
+// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails, or a
+// negative entry (ino 0) for a missing name the metadata cache answered. The metadata cache
+// answers inside the consistency model's bound; otherwise the name is opened (O_PATH: no open
+// reaches the backing file system) and the descriptor stat'ed, as stat(2) would, with the
+// backing's own attribute cache deciding whether it asks again. On a network store that is one
+// lookup and at most one getattr whether or not the inode table knows the object already; a
+// stat by name first would add a second lookup for every object it does not know. The fresh
+// descriptor also names what the kernel just looked up if an object it knew was deleted
+// meanwhile and its inode number reused.
 SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name) {
   if (is_dot_or_dotdot(name)) return Errno{EINVAL};
+  MetadataCache* metadata = context.metadata.get();
+  const ObjectId parent_id{parent.dev(), parent.ino()};
+  if (metadata != nullptr) {
+    if (auto answer = metadata->find(parent_id, name, realtime_ns())) {
+      if (!answer->present) {
+        fuse_entry_param negative{};
+        negative.entry_timeout = answer->seconds_left;
+        return negative;
+      }
+      if (Inode* known = context.inodes->remember_named(parent, name, answer->attributes))
+        return entry_for(context, *known, answer->attributes, answer->seconds_left);
+    }
+  }
+  // Taken before the backing is asked: the answer is at least this fresh, and a change through
+  // the mount meanwhile voids it.
+  const std::uint64_t stamp = metadata != nullptr ? metadata->stamp() : 0;
+  const std::int64_t asked_ns = realtime_ns();
   auto parent_fd = context.inodes->path_fd(parent);
   if (!parent_fd.is_ok()) return Errno{parent_fd.error()};
   UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return last_errno();
+  if (!fd.valid()) {
+    const int error = errno;
+    if (error == ENOENT && metadata != nullptr) metadata->record_missing(parent_id, name, asked_ns, stamp);
+    return Errno{error};
+  }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return last_errno();
   Inode& known = context.inodes->remember(std::move(fd), st);
   known.note_attributes(st);
+  if (metadata != nullptr && attributes_may_be_kept(known)) metadata->record(parent_id, name, st, asked_ns, stamp);
   return entry_for(context, known, st);
 }
 
@@ -63,8 +87,10 @@ void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create 
     if (error != 0) return reply_error(req, error);
     if (create((*parent_fd)->get()) != 0) return reply_error(req, errno);
   }
+  note_name_changed(context, inode_of(context, parent_ino), name);
   auto entry = look_up(context, inode_of(context, parent_ino), name);
   if (!entry.is_ok()) return reply_error(req, entry.error());
+  if (entry->ino == 0) return reply_error(req, ENOENT);  // removed again behind the mount
   reply_entry_or_forget(req, context, *entry);
 }
 
@@ -88,12 +114,12 @@ void correct_attributes(Inode& inode, struct stat& st) {
   if (later(written, st.st_ctim)) st.st_ctim = written;
 }
 
-fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st) {
+fuse_entry_param entry_for(MountContext& context, Inode& inode, const struct stat& st, double seconds_left) {
   fuse_entry_param entry{};
   entry.ino = reinterpret_cast<fuse_ino_t>(&inode);
   entry.attr = st;
   correct_attributes(inode, entry.attr);
-  entry.attr_timeout = kernel_cache_seconds(context, entry.attr);
+  entry.attr_timeout = std::min(kernel_cache_seconds(context, entry.attr), seconds_left);
   entry.entry_timeout = entry.attr_timeout;
   return entry;
 }
@@ -103,6 +129,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   context.counters.count(Op::lookup);
   if (control_lookup(req, parent, name)) return;
   auto entry = look_up(context, inode_of(context, parent), name);
+  if (entry.is_ok() && entry->ino == 0) return static_cast<void>(fuse_reply_entry(req, &*entry));
   if (!entry.is_ok()) {
     // A missing name is remembered by the kernel as long as names are (a negative entry); a
     // name made through the mount replaces it at once.
@@ -180,6 +207,12 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   Inode& inode = inode_of(context, ino);
   auto fd = context.inodes->path_fd(inode);
   if (!fd.is_ok()) return reply_error(req, fd.error());
+  // The metadata cache forgets the attributes before any reply, also after a failure: part of
+  // the change may have been made (a mode set, then a truncate refused).
+  const auto fail = [&](int error) {
+    note_attributes_changed(context, inode);
+    reply_error(req, error);
+  };
   const int path_fd = (*fd)->get();
   OpenFile* open_file = fi != nullptr ? reinterpret_cast<OpenFile*>(fi->fh) : nullptr;
   const std::string path = proc_path(path_fd);
@@ -187,12 +220,12 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   if ((to_set & FUSE_SET_ATTR_MODE) != 0) {
     const int result = open_file != nullptr ? with_backing_fd(*open_file, [&](int backing) { return ::fchmod(backing, attr->st_mode); })
                                             : ::chmod(path.c_str(), attr->st_mode);
-    if (result != 0) return reply_error(req, errno);
+    if (result != 0) return fail(errno);
   }
   if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0) {
     const uid_t uid = (to_set & FUSE_SET_ATTR_UID) != 0 ? attr->st_uid : static_cast<uid_t>(-1);
     const gid_t gid = (to_set & FUSE_SET_ATTR_GID) != 0 ? attr->st_gid : static_cast<gid_t>(-1);
-    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply_error(req, errno);
+    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return fail(errno);
   }
   if ((to_set & FUSE_SET_ATTR_SIZE) != 0) {
     const auto size = static_cast<std::uint64_t>(attr->st_size);
@@ -200,14 +233,14 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     auto result = open_file != nullptr
                       ? open_file->truncate(size)
                       : context.data->truncate_unopened(path_fd, relative_path_of(context, path_fd), size);
-    if (!result.is_ok()) return reply_error(req, result.error());
+    if (!result.is_ok()) return fail(result.error());
   }
   if ((to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) != 0) {
     // Data written before must reach the backing file first, or its write-back would move the
     // times set here (cp -p sets them on the open file before it closes it).
     auto written = open_file != nullptr ? write_back(inode, *open_file) : write_back_open_file(inode);
     if (written.is_ok()) written = context.data->write_back_unopened(path_fd, relative_path_of(context, path_fd));
-    if (!written.is_ok()) return reply_error(req, written.error());
+    if (!written.is_ok()) return fail(written.error());
     struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
     if ((to_set & FUSE_SET_ATTR_ATIME_NOW) != 0) {
       times[0].tv_nsec = UTIME_NOW;
@@ -222,8 +255,9 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     // AT_EMPTY_PATH works on the O_PATH descriptor of any object, symlinks included.
     const int result = open_file != nullptr ? with_backing_fd(*open_file, [&](int backing) { return ::futimens(backing, times); })
                                             : ::utimensat(path_fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-    if (result != 0) return reply_error(req, errno);
+    if (result != 0) return fail(errno);
   }
+  note_attributes_changed(context, inode);
   reply_attr(req, context, inode);
 }
 
@@ -280,6 +314,8 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* 
     if (::linkat(AT_FDCWD, proc_path((*fd)->get()).c_str(), (*parent_fd)->get(), new_name, AT_SYMLINK_FOLLOW) != 0)
       return reply_error(req, errno);
   }
+  note_attributes_changed(context, inode);
+  note_name_changed(context, inode_of(context, new_parent), new_name);
   struct stat st {};
   if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply_error(req, errno);
   context.inodes->add_lookup(inode);
@@ -299,9 +335,12 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   MountContext& context = context_of(req);
   context.counters.count(Op::unlink);
   if (control_refuse(req, parent, name)) return;
-  auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
+  Inode& parent_inode = inode_of(context, parent);
+  auto parent_fd = context.inodes->path_fd(parent_inode);
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  context.inodes->open_named(parent_inode, name);
   if (::unlinkat((*parent_fd)->get(), name, 0) != 0) return reply_error(req, errno);
+  note_name_changed(context, parent_inode, name);
   context.data->unlinked(child_path(context, (*parent_fd)->get(), name));
   fuse_reply_err(req, 0);
 }
@@ -310,9 +349,12 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   MountContext& context = context_of(req);
   context.counters.count(Op::rmdir);
   if (control_refuse(req, parent, name)) return;
-  auto parent_fd = context.inodes->path_fd(inode_of(context, parent));
+  Inode& parent_inode = inode_of(context, parent);
+  auto parent_fd = context.inodes->path_fd(parent_inode);
   if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  context.inodes->open_named(parent_inode, name);
   if (::unlinkat((*parent_fd)->get(), name, AT_REMOVEDIR) != 0) return reply_error(req, errno);
+  note_name_changed(context, parent_inode, name);
   fuse_reply_err(req, 0);
 }
 
@@ -321,13 +363,20 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   MountContext& context = context_of(req);
   context.counters.count(Op::rename);
   if (control_refuse(req, parent, name) || control_refuse(req, new_parent, new_name)) return;
-  auto from = context.inodes->path_fd(inode_of(context, parent));
+  Inode& from_inode = inode_of(context, parent);
+  Inode& to_inode = inode_of(context, new_parent);
+  auto from = context.inodes->path_fd(from_inode);
   if (!from.is_ok()) return reply_error(req, from.error());
-  auto to = context.inodes->path_fd(inode_of(context, new_parent));
+  auto to = context.inodes->path_fd(to_inode);
   if (!to.is_ok()) return reply_error(req, to.error());
+  // Both names are about to name other objects, or none.
+  context.inodes->open_named(from_inode, name);
+  context.inodes->open_named(to_inode, new_name);
   const std::string old_path = child_path(context, (*from)->get(), name);
   const std::string new_path = child_path(context, (*to)->get(), new_name);
   if (::renameat2((*from)->get(), name, (*to)->get(), new_name, flags) != 0) return reply_error(req, errno);
+  note_name_changed(context, from_inode, name);
+  note_name_changed(context, to_inode, new_name);
   context.data->renamed(old_path, new_path, (flags & RENAME_EXCHANGE) != 0);
   fuse_reply_err(req, 0);
 }

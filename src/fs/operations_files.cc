@@ -91,6 +91,9 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
+  // The metadata cache keeps nothing of a file open for writing (attributes_may_be_kept); what
+  // it had goes now. So does what it had of a file this open changed.
+  if (opened->opened_for_writing() || changed) note_attributes_changed(context, inode);
   // A link made meanwhile took the inode's other opens off the cache without this one.
   if (!opened->bypasses_cache() && other_open(inode, opened, true)) {
     if (auto moved = pass_through_open_files(inode); !moved.is_ok()) {
@@ -118,12 +121,6 @@ void note_access(const MountContext& context, OpenFile& file) {
   if (!fd.is_ok()) return;
   std::uint8_t byte = 0;
   [[maybe_unused]] const ssize_t n = ::pread(*fd, &byte, 1, 0);
-}
-
-std::int64_t realtime_ns() {
-  timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 // One of `file`'s write-backs (OpenFile::write_back or write_back_at_close): the backing file
@@ -179,6 +176,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                            creation_mode(dir_fd, mode, fuse_req_ctx(req)->umask)));
     if (!fd.valid()) return reply_error(req, errno);
   }
+  note_name_changed(context, parent_inode, name);
   UniqueFd path_fd(::open(proc_path(fd.get()).c_str(), O_PATH | O_CLOEXEC));
   struct stat st {};
   if (!path_fd.valid() || ::fstat(fd.get(), &st) != 0) return reply_error(req, errno);
@@ -257,9 +255,9 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // A reader's close has nothing to report, and asks the backing nothing (on a network store a
   // flush is a round trip).
   if (!open_file(fi).opened_for_writing()) return static_cast<void>(fuse_reply_err(req, 0));
-  if (auto written = write_back_by(inode_of(context, ino), open_file(fi), &OpenFile::write_back_at_close);
-      !written.is_ok())
-    return reply_error(req, written.error());
+  auto written = write_back_by(inode_of(context, ino), open_file(fi), &OpenFile::write_back_at_close);
+  note_attributes_changed(context, inode_of(context, ino));
+  if (!written.is_ok()) return reply_error(req, written.error());
   auto result = open_file(fi).flush();
   if (!result.is_ok()) return reply_error(req, result.error());
   fuse_reply_err(req, 0);
@@ -270,6 +268,9 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   context.counters.count(Op::release);
   if (control_release(req, ino, fi)) return;
   inode_of(context, ino).remove_open_file(&open_file(fi));
+  // The writer's last write-back happened while the metadata cache kept nothing of the file;
+  // a lookup that asked the backing just before it must not be kept now that it could be.
+  if (open_file(fi).opened_for_writing()) note_attributes_changed(context, inode_of(context, ino));
   context.files.take(fi->fh);
   fuse_reply_err(req, 0);
 }
@@ -339,7 +340,9 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
   // SEEK_DATA / SEEK_HOLE (the kernel answers the other whences itself) answer from the
   // backing file, once it holds every byte written through the mount.
   OpenFile& file = open_file(fi);
-  if (auto written = write_back(inode_of(context, ino), file); !written.is_ok()) return reply_error(req, written.error());
+  auto written = write_back(inode_of(context, ino), file);
+  note_attributes_changed(context, inode_of(context, ino));  // write-back data of earlier writers went back
+  if (!written.is_ok()) return reply_error(req, written.error());
   auto fd = file.backing_fd();
   if (!fd.is_ok()) return reply_error(req, fd.error());
   const off_t result = ::lseek(*fd, off, whence);

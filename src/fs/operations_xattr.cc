@@ -72,6 +72,7 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
   if (!fd.is_ok()) return reply_error(req, fd.error());
   if (is_capability(name)) inode.capability_may_exist();
   if (::setxattr(proc_path((*fd)->get()).c_str(), name, value, size, flags) != 0) return reply_error(req, errno);
+  note_attributes_changed(context, inode);  // its change time, and an ACL's mode
   fuse_reply_err(req, 0);
 }
 
@@ -82,6 +83,7 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   auto fd = context.inodes->path_fd(inode_of(context, ino));
   if (!fd.is_ok()) return reply_error(req, fd.error());
   if (::removexattr(proc_path((*fd)->get()).c_str(), name) != 0) return reply_error(req, errno);
+  note_attributes_changed(context, inode_of(context, ino));
   fuse_reply_err(req, 0);
 }
 

@@ -121,3 +121,76 @@ TEST_CASE("a removed object is ESTALE once its descriptor was evicted") {
   REQUIRE_FALSE(fd.is_ok());
   CHECK(fd.error() == ESTALE);
 }
+
+TEST_CASE("an inode known by name only is opened at its first use, and only if its name is still that object") {
+  Fixture f(100);
+  std::filesystem::create_directory(f.temp / "d");
+  std::ofstream(f.temp / "d" / "a") << "a";
+  struct stat d_st {}, a_st {};
+  REQUIRE(::stat((f.temp / "d").c_str(), &d_st) == 0);
+  REQUIRE(::stat((f.temp / "d" / "a").c_str(), &a_st) == 0);
+  std::vector<std::string> stale;
+  f.table->on_stale_name([&](Inode&, std::string_view name) { stale.emplace_back(name); });
+  Inode* named_d = f.table->remember_named(f.table->root(), "d", d_st);
+  REQUIRE(named_d != nullptr);
+  Inode& d = *named_d;
+  Inode* named_a = f.table->remember_named(d, "a", a_st);
+  REQUIRE(named_a != nullptr);
+  Inode& a = *named_a;
+  CHECK(f.table->counts().named_only == 2);
+  CHECK(f.table->counts().cached_fds == 0);  // nothing opened yet (the root's is not counted)
+
+  SECTION("opened through its parent, itself opened by name") {
+    CHECK(f.ino_through(a) == a_st.st_ino);
+    CHECK(f.table->counts().named_only == 0);
+    // A backing lookup of the same object finds the same inode; an answer by name no longer
+    // joins an opened one (its number might be another object's by now).
+    CHECK(&f.look_up("d") == &d);
+    CHECK(f.table->remember_named(d, "a", a_st) == nullptr);
+  }
+  SECTION("changed since the answer: opening it is stale, and a backing lookup gets an inode of its own") {
+    REQUIRE(::chmod((f.temp / "d" / "a").c_str(), 0600) == 0);
+    auto fd = f.table->path_fd(a);
+    REQUIRE_FALSE(fd.is_ok());
+    CHECK(fd.error() == ESTALE);
+    UniqueFd d_fd(::openat(f.table->root_fd(), "d", O_PATH | O_CLOEXEC));
+    UniqueFd a_fd(::openat(d_fd.get(), "a", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat now {};
+    REQUIRE(::fstat(a_fd.get(), &now) == 0);
+    Inode& fresh = f.table->remember(std::move(a_fd), now);
+    CHECK(&fresh != &a);
+    CHECK(f.ino_through(fresh) == a_st.st_ino);
+    CHECK_FALSE(f.table->path_fd(a).is_ok());
+    f.table->forget(a, 1);
+    f.table->forget(fresh, 1);
+  }
+  SECTION("a name that now names another object is stale, and said to be") {
+    std::ofstream(f.temp / "r") << "r";
+    struct stat r_st {};
+    REQUIRE(::stat((f.temp / "r").c_str(), &r_st) == 0);
+    Inode* r = f.table->remember_named(f.table->root(), "r", r_st);
+    REQUIRE(r != nullptr);
+    std::filesystem::rename(f.temp / "r", f.temp / "old");
+    std::ofstream(f.temp / "r") << "other";
+    auto fd = f.table->path_fd(*r);
+    REQUIRE_FALSE(fd.is_ok());
+    CHECK(fd.error() == ESTALE);
+    CHECK(stale == std::vector<std::string>{"r"});
+    // A directory whose entries changed behind the mount is stale too (its change time moved).
+    std::ofstream(f.temp / "d" / "new") << "n";
+    CHECK_FALSE(f.table->path_fd(a).is_ok());
+    CHECK(stale == std::vector<std::string>{"r", "d"});
+  }
+  SECTION("opened before its name is renamed through the mount, it follows the object") {
+    f.table->open_named(d, "a");
+    std::filesystem::rename(f.temp / "d" / "a", f.temp / "d" / "moved");
+    CHECK(f.ino_through(a) == a_st.st_ino);
+  }
+  SECTION("forgetting the child gives back its parent's lookup") {
+    f.table->forget(a, 1);
+    CHECK(f.table->counts().inodes == 2);  // root + d
+    f.table->forget(d, 1);
+    CHECK(f.table->counts().inodes == 1);
+    CHECK(f.table->counts().named_only == 0);
+  }
+}

@@ -33,8 +33,19 @@ TEST_CASE("defaults when no option is given") {
   CHECK(o.metadata_scheme == MetadataSchemeChoice::lufuw);
   CHECK(o.nand_latency == NandLatencyMode::account);
   CHECK(o.threads == 0);
+  CHECK(o.name_cache_entries == kDefaultNameCacheEntries);
   CHECK_FALSE(o.allow_other);
   CHECK_FALSE(o.foreground);
+}
+
+TEST_CASE("name_cache takes a count of names, 0 for none") {
+  CHECK(parsed({"name_cache=0"}).name_cache_entries == 0);
+  CHECK(parsed({"name_cache=5000"}).name_cache_entries == 5000);
+  CHECK(refusal({"name_cache=-1"}).find("0 to") != std::string::npos);
+  CHECK(refusal({"name_cache=1k"}).find("0 to") != std::string::npos);
+  CHECK(refusal({"name_cache=99999999999"}).find("0 to") != std::string::npos);
+  CHECK(describe(parsed({"name_cache=7"})).find("name_cache        7 names") != std::string::npos);
+  CHECK(describe(parsed({"consistency=strict"})).find("name_cache        none") != std::string::npos);
 }
 
 TEST_CASE("every option of the issue is understood") {

@@ -1,0 +1,170 @@
+// The daemon's own cache of the backing tree (doc/daemon.md "Metadata cache"): for each name a
+// lookup asked the backing about, the object's attributes or that the name was missing, and
+// when the backing said so. A lookup inside the consistency model's bound for that answer is
+// served from here without a backing call, so a restarted daemon (whose kernel caches start
+// empty) knows the tree as the kernel knew it before: the cache is kept in CACHE/metadata
+// (MetadataCacheStore) and loaded at the next mount, on the same boot, over the same backing
+// root. A change made through the mount removes what it makes untrue before its reply, in
+// memory and in the store.
+//
+// Thread safety: every member function may be called from any thread. A lookup takes a stamp()
+// before asking the backing and hands it to record(): a change reported meanwhile (any
+// name_changed or object_changed) voids the record, so an answer older than a change is never
+// kept after it.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/container/inlined_vector.h>
+#include <absl/container/node_hash_map.h>
+
+#include "flashdir/metadata_cache_store.h"
+
+namespace flashdir::fs {
+
+// A backing object by its device and inode number.
+struct ObjectId {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  bool operator==(const ObjectId&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const ObjectId& id) {
+    return H::combine(std::move(h), id.dev, id.ino);
+  }
+};
+
+inline ObjectId object_of(const struct stat& st) { return {st.st_dev, st.st_ino}; }
+
+class MetadataCache {
+ public:
+  // How long the backing's answer about an object stays true, in seconds, for an object whose
+  // attributes had last changed `age_seconds` before the answer (the consistency model's bound);
+  // bound(0) for a missing name.
+  using Bound = std::function<double(double age_seconds)>;
+  struct Options {
+    std::size_t max_entries = 100'000;  // at most this many names in memory and in the store
+    Bound bound;
+    std::chrono::milliseconds store_interval{1000};  // new answers reach the store this often
+  };
+  struct Counts {
+    std::uint64_t entries = 0;
+    std::uint64_t loaded = 0;       // entries the store gave at the start
+    std::uint64_t hits = 0;         // lookups answered without the backing
+    std::uint64_t misses = 0;       // lookups that asked the backing
+    std::uint64_t invalidations = 0;  // entries a change through the mount removed
+    std::uint64_t evictions = 0;
+    std::uint64_t voided_records = 0;  // answers a change overtook (see stamp())
+    std::uint64_t damaged_records = 0;  // store records that failed their checksum (dropped)
+    std::uint64_t store_errors = 0;
+  };
+
+  // Kept across restarts in a MetadataCacheStore at `store_path`, unless it is empty. What the
+  // store holds is loaded if it was written on this boot over the backing root `root` (its
+  // device and inode), and dropped otherwise or where `keep_stored` is false (a restart that
+  // wrote data back into files). A store that cannot be opened or written is removed (a full
+  // disk still lets files go), and the cache goes on in memory only: a removal it failed to
+  // write would otherwise let a stale answer outlive the change.
+  MetadataCache(Options options, const std::filesystem::path& store_path, ObjectId root, bool keep_stored);
+  // Writes what the store does not have yet.
+  ~MetadataCache();
+
+  struct Answer {
+    bool present = false;     // false: the name was missing
+    struct stat attributes {};  // if present
+    double seconds_left = 0;  // how much longer it holds
+  };
+  // The answer for `name` in `parent` if it still holds at `now_ns` (CLOCK_REALTIME).
+  std::optional<Answer> find(ObjectId parent, std::string_view name, std::int64_t now_ns);
+
+  std::uint64_t stamp() const { return changes_.load(std::memory_order_acquire); }
+  // What the backing said at `checked_ns` of `name` in `parent`, asked after stamp() gave `stamp`.
+  void record(ObjectId parent, std::string_view name, const struct stat& attributes, std::int64_t checked_ns,
+              std::uint64_t stamp);
+  void record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns, std::uint64_t stamp);
+
+  // A change through the mount: `name` in `parent` was made, removed or replaced (the object it
+  // named loses its answers under every name: its link count and change time moved).
+  void name_changed(ObjectId parent, std::string_view name);
+  // The attributes of `object` changed (or may have): every name's answer for it goes.
+  void object_changed(ObjectId object);
+
+  // Writes what the store does not have yet (also done every store_interval by a thread).
+  void store_now();
+  Counts counts() const;
+
+ private:
+  struct Key {
+    ObjectId parent;
+    std::string name;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.parent, k.name);
+    }
+  };
+  struct Entry {
+    bool present = false;
+    struct stat attributes {};
+    std::int64_t checked_ns = 0;
+    std::int64_t expires_ns = 0;
+    bool unstored = false;  // changed since the store last got it
+    bool stored = false;    // the store has (or is being given) a record of it
+  };
+  using Entries = absl::node_hash_map<Key, Entry>;
+
+  void open_store(ObjectId root, bool keep_stored);
+  void load(bool keep_stored, ObjectId root);
+  void record(Key key, Entry entry, std::uint64_t stamp);
+  void put_locked(Key key, Entry entry, std::uint64_t stamp);
+  // Removes the entry; a stored one's key is added to `removed_from_store`.
+  void erase_locked(Entries::iterator it, std::vector<MetadataCacheStore::Change>& removed_from_store);
+  void object_changed_locked(ObjectId object, std::vector<MetadataCacheStore::Change>& removed_from_store);
+  void evict_locked(std::vector<MetadataCacheStore::Change>& removed_from_store);
+  // Applies removals to the store before the change that caused them is acknowledged.
+  void remove_from_store(const std::vector<MetadataCacheStore::Change>& removals);
+  // Under store_mutex_: writes `changes`, or gives the store up.
+  void apply_locked(const std::vector<MetadataCacheStore::Change>& changes);
+
+  const Options options_;
+  const std::filesystem::path store_path_;
+  std::atomic<std::uint64_t> changes_{0};
+  // Held while writing to the store, so that a removal is never overtaken by an older record;
+  // taken before mutex_.
+  std::mutex store_mutex_;
+  std::unique_ptr<MetadataCacheStore> store_;  // guarded by store_mutex_; null: memory only
+  mutable std::mutex mutex_;
+  Entries entries_;
+  // Names whose answer is each object (present answers only).
+  absl::flat_hash_map<ObjectId, absl::InlinedVector<const Key*, 1>> names_of_;
+  // Objects other than directories with more than one link: an unknown name removed may be one
+  // of their names, and their link counts then change.
+  absl::flat_hash_set<ObjectId> multi_linked_;
+  std::vector<Key> unstored_;
+  Counts counts_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread storer_;
+};
+
+// The id of the boot the machine is running (/proc/sys/kernel/random/boot_id): what a process
+// crash keeps of unsynced writes, a new boot may not have.
+std::string current_boot_id();
+
+}  // namespace flashdir::fs

@@ -1,0 +1,266 @@
+// The daemon's metadata cache: answers held within their bound and no longer, changes through
+// the mount removing what they make untrue (also from the store, as a crash right after them
+// finds it), and what a restart may and may not load.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "flashdir/metadata_cache_store.h"
+#include "fs/metadata_cache.h"
+#include "support/temp_dir.h"
+
+using namespace flashdir;
+using namespace flashdir::fs;
+using flashdir::testing::TempDir;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr ObjectId kRoot{7, 2};
+
+std::int64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * kSecond + t.tv_nsec;
+}
+
+// A file `ino` on the root's device, last changed `age_seconds` before `at_ns`.
+struct stat file(std::uint64_t ino, std::int64_t at_ns, double age_seconds = 1000, nlink_t links = 1) {
+  struct stat st {};
+  st.st_dev = kRoot.dev;
+  st.st_ino = ino;
+  st.st_mode = S_IFREG | 0644;
+  st.st_nlink = links;
+  st.st_size = static_cast<off_t>(ino * 10);
+  const std::int64_t changed = at_ns - static_cast<std::int64_t>(age_seconds * 1e9);
+  st.st_mtim = st.st_ctim = timespec{static_cast<time_t>(changed / kSecond), static_cast<long>(changed % kSecond)};
+  return st;
+}
+
+MetadataCache::Options options(double bound_seconds, std::size_t max_entries = 1000) {
+  MetadataCache::Options o;
+  o.max_entries = max_entries;
+  o.bound = [bound_seconds](double) { return bound_seconds; };
+  o.store_interval = std::chrono::hours(1);  // stored by store_now() or the destructor only
+  return o;
+}
+
+std::unique_ptr<MetadataCache> in_memory(double bound_seconds, std::size_t max_entries = 1000) {
+  return std::make_unique<MetadataCache>(options(bound_seconds, max_entries), std::filesystem::path(), kRoot, true);
+}
+
+}  // namespace
+
+TEST_CASE("an answer holds for its bound and no longer") {
+  auto cache = in_memory(10);
+  const std::int64_t t = now_ns();
+  cache->record(kRoot, "a", file(11, t), t, cache->stamp());
+  cache->record_missing(kRoot, "gone", t, cache->stamp());
+  auto a = cache->find(kRoot, "a", t + 9 * kSecond);
+  REQUIRE(a);
+  CHECK(a->present);
+  CHECK(a->attributes.st_ino == 11);
+  CHECK(a->seconds_left == Approx(1.0));
+  auto gone = cache->find(kRoot, "gone", t + kSecond);
+  REQUIRE(gone);
+  CHECK_FALSE(gone->present);
+  CHECK_FALSE(cache->find(kRoot, "a", t + 10 * kSecond));
+  CHECK_FALSE(cache->find(kRoot, "other", t));
+  // A clock set back makes the answer's age unknown.
+  CHECK_FALSE(cache->find(kRoot, "a", t - kSecond));
+}
+
+TEST_CASE("the bound follows the age the object had when the backing answered") {
+  MetadataCache::Options o = options(0);
+  o.bound = [](double age) { return std::clamp(age / 10, 3.0, 60.0); };
+  MetadataCache cache(o, std::filesystem::path(), kRoot, true);
+  const std::int64_t t = now_ns();
+  cache.record(kRoot, "old", file(1, t, 1000), t, cache.stamp());
+  cache.record(kRoot, "new", file(2, t, 1), t, cache.stamp());
+  cache.record_missing(kRoot, "missing", t, cache.stamp());
+  CHECK(cache.find(kRoot, "old", t + 59 * kSecond));
+  CHECK_FALSE(cache.find(kRoot, "new", t + 4 * kSecond));
+  CHECK(cache.find(kRoot, "new", t + 2 * kSecond));
+  CHECK_FALSE(cache.find(kRoot, "missing", t + 4 * kSecond));
+}
+
+TEST_CASE("an answer a change overtook is not kept") {
+  auto cache = in_memory(10);
+  const std::int64_t t = now_ns();
+  const std::uint64_t stamp = cache->stamp();  // a lookup starts asking the backing
+  cache->object_changed({kRoot.dev, 99});      // a change through the mount, to anything
+  cache->record(kRoot, "a", file(11, t), t, stamp);
+  CHECK_FALSE(cache->find(kRoot, "a", t));
+  CHECK(cache->counts().voided_records == 1);
+  cache->record(kRoot, "a", file(11, t), t, cache->stamp());
+  CHECK(cache->find(kRoot, "a", t));
+}
+
+TEST_CASE("a change through the mount removes every answer it makes untrue") {
+  auto cache = in_memory(10);
+  const std::int64_t t = now_ns();
+  const ObjectId dir{kRoot.dev, 5};
+  cache->record(kRoot, "a", file(11, t, 1000, 2), t, cache->stamp());
+  cache->record(dir, "a-link", file(11, t, 1000, 2), t, cache->stamp());
+  cache->record(kRoot, "b", file(12, t), t, cache->stamp());
+  cache->record(kRoot, "c", file(13, t), t, cache->stamp());
+  cache->record_missing(kRoot, "d", t, cache->stamp());
+
+  SECTION("the attributes of an object: each of its names") {
+    cache->object_changed({kRoot.dev, 11});
+    CHECK_FALSE(cache->find(kRoot, "a", t));
+    CHECK_FALSE(cache->find(dir, "a-link", t));
+    CHECK(cache->find(kRoot, "b", t));
+  }
+  SECTION("a name removed: the object it named loses its other names too (their link count)") {
+    cache->name_changed(kRoot, "a");
+    CHECK_FALSE(cache->find(kRoot, "a", t));
+    CHECK_FALSE(cache->find(dir, "a-link", t));
+    CHECK(cache->find(kRoot, "b", t));
+  }
+  SECTION("a name made where one was missing") {
+    cache->name_changed(kRoot, "d");
+    CHECK_FALSE(cache->find(kRoot, "d", t));
+    CHECK(cache->find(kRoot, "b", t));
+  }
+  SECTION("a name the cache does not know removed: it may have been a name of an object with several") {
+    cache->name_changed(kRoot, "unknown");
+    CHECK_FALSE(cache->find(kRoot, "a", t));
+    CHECK_FALSE(cache->find(dir, "a-link", t));
+    CHECK(cache->find(kRoot, "b", t));
+    CHECK(cache->find(kRoot, "c", t));
+  }
+}
+
+TEST_CASE("the cache holds at most max_entries names") {
+  auto cache = in_memory(10, 64);
+  const std::int64_t t = now_ns();
+  for (std::uint64_t i = 0; i < 1000; ++i) cache->record(kRoot, "f" + std::to_string(i), file(100 + i, t), t, cache->stamp());
+  CHECK(cache->counts().entries <= 64);
+  CHECK(cache->counts().evictions >= 1000 - 64);
+  CHECK(cache->find(kRoot, "f999", t));  // the newest is always kept
+}
+
+TEST_CASE("answers are kept across a restart on the same boot over the same root") {
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns();
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    cache.record(kRoot, "a", file(11, t), t, cache.stamp());
+    cache.record(kRoot, "b", file(12, t), t, cache.stamp());
+    cache.record_missing(kRoot, "m", t, cache.stamp());
+  }  // stored by the destructor
+
+  SECTION("loaded") {
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().loaded == 3);
+    auto a = cache.find(kRoot, "a", now_ns());
+    REQUIRE(a);
+    CHECK(a->attributes.st_ino == 11);
+    CHECK(a->attributes.st_size == 110);
+    CHECK(a->attributes.st_mtim.tv_sec == file(11, t).st_mtim.tv_sec);
+    auto m = cache.find(kRoot, "m", now_ns());
+    REQUIRE(m);
+    CHECK_FALSE(m->present);
+  }
+  SECTION("dropped when asked to (a restart wrote data back)") {
+    { MetadataCache cache(options(60), path, kRoot, false); }
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().loaded == 0);
+    CHECK_FALSE(cache.find(kRoot, "a", now_ns()));
+  }
+  SECTION("dropped over another backing root") {
+    MetadataCache cache(options(60), path, ObjectId{8, 2}, true);
+    CHECK(cache.counts().loaded == 0);
+    CHECK_FALSE(cache.find(kRoot, "a", now_ns()));
+  }
+  SECTION("held only as long as the model of this mount allows") {
+    // Stored under a 60 s bound; this mount's bound is shorter than the answers' age.
+    MetadataCache::Options shorter = options(0);
+    shorter.bound = [](double) { return 1e-6; };
+    { MetadataCache cache(shorter, path, kRoot, true); CHECK(cache.counts().loaded == 0); }
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().loaded == 0);  // and removed from the store by the load
+  }
+  SECTION("none under a mount that keeps nothing, and none after it") {
+    { MetadataCache cache(options(60, 0), path, kRoot, true); CHECK(cache.counts().loaded == 0); }
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().loaded == 0);
+  }
+}
+
+TEST_CASE("a change through the mount leaves the store at once: a crash right after it does not bring the answer back") {
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns();
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The daemon: answers stored, then changes through the mount, then killed (no destructor).
+    auto* cache = new MetadataCache(options(60), path, kRoot, true);
+    cache->record(kRoot, "renamed", file(11, t), t, cache->stamp());
+    cache->record(kRoot, "chmodded", file(12, t), t, cache->stamp());
+    cache->record(kRoot, "kept", file(13, t), t, cache->stamp());
+    cache->record_missing(kRoot, "created", t, cache->stamp());
+    cache->store_now();
+    cache->name_changed(kRoot, "renamed");
+    cache->object_changed({kRoot.dev, 12});
+    cache->name_changed(kRoot, "created");
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  MetadataCache cache(options(60), path, kRoot, true);
+  const std::int64_t now = now_ns();
+  CHECK_FALSE(cache.find(kRoot, "renamed", now));
+  CHECK_FALSE(cache.find(kRoot, "chmodded", now));
+  CHECK_FALSE(cache.find(kRoot, "created", now));
+  CHECK(cache.find(kRoot, "kept", now));
+  CHECK(cache.counts().loaded == 1);
+}
+
+TEST_CASE("a damaged record is dropped, never served") {
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns();
+  { MetadataCache cache(options(60), path, kRoot, true); cache.record(kRoot, "a", file(11, t), t, cache.stamp()); cache.record(kRoot, "b", file(12, t), t, cache.stamp()); }
+  {
+    auto store = MetadataCacheStore::open(path);
+    REQUIRE(store.is_ok());
+    std::vector<std::pair<std::string, std::string>> records;
+    REQUIRE(store.value()->for_each([&](std::string_view key, std::string_view value) {
+      records.emplace_back(key, value);
+    }).is_ok());
+    std::vector<MetadataCacheStore::Change> changes;
+    for (auto& [key, value] : records) {
+      if (key.size() <= 1 || key.substr(17) != "a") continue;
+      value[9 + 7 * 8] ^= 0x01;  // one bit of the size (after present, the time, six fields)
+      changes.push_back({key, value});
+    }
+    REQUIRE(changes.size() == 1);
+    REQUIRE(store.value()->apply(changes).is_ok());
+  }
+  MetadataCache cache(options(60), path, kRoot, true);
+  CHECK(cache.counts().damaged_records == 1);
+  CHECK_FALSE(cache.find(kRoot, "a", now_ns()));
+  CHECK(cache.find(kRoot, "b", now_ns()));
+}
+
+TEST_CASE("a store that cannot be opened is started afresh") {
+  TempDir temp;
+  const auto path = temp / "names";
+  std::filesystem::create_directories(path);
+  { std::ofstream(path / "CURRENT") << "garbage\n"; }
+  MetadataCache cache(options(60), path, kRoot, true);
+  const std::int64_t t = now_ns();
+  cache.record(kRoot, "a", file(11, t), t, cache.stamp());
+  cache.store_now();
+  CHECK(cache.counts().store_errors == 0);
+  CHECK(cache.find(kRoot, "a", t));
+}

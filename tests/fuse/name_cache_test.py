@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""The daemon's metadata cache over a slow store (slowstore, which keeps the backing's inode
+numbers, mounted with identity=inode as an NFS store would be): a restarted daemon answers the
+names it knew without asking the store, after a clean unmount and after kill -9; changes made
+through the mount just before a kill -9 are all seen after it (the tree through the mount is
+the backing tree, name by name, mode, size and link count); a change behind the mount is seen
+within the bound after a restart as before it; and over a store that renumbers inodes
+(identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
+timed. Exits 77 where /dev/fuse or root is missing."""
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "bench", "slowstore"))
+import harness  # noqa: E402
+from slowstore_mount import SlowstoreMount  # noqa: E402
+
+DIRS, FILES = 6, 15
+
+
+def make_tree(backing):
+    for i in range(DIRS):
+        os.makedirs(f"{backing}/d{i}/sub")
+        for j in range(FILES):
+            with open(f"{backing}/d{i}/f{j}", "w") as f:
+                f.write("x" * j)
+        os.symlink("f0", f"{backing}/d{i}/link")
+    os.link(f"{backing}/d0/f1", f"{backing}/d1/hard")
+
+
+def walk(top):
+    """Every name below `top` with what lstat says of it (not times: the walk moves atimes)."""
+    seen = {}
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            seen[os.path.relpath(path, top)] = (st.st_mode, st.st_size, st.st_nlink, st.st_ino)
+    return seen
+
+
+def calls_of(store, action):
+    before = store.counts()["calls"]
+    action()
+    after = store.counts()["calls"]
+    return {kind: after.get(kind, 0) - before.get(kind, 0) for kind in after if after.get(kind, 0) != before.get(kind, 0)}
+
+
+def names(mnt):
+    return harness.stats(mnt)["name_cache"]
+
+
+# A fixed bound longer than any part: answers do not expire while a part runs (under cto's
+# default the bound of a tree made a moment ago is 3 s).
+OPTIONS = "identity=inode,actimeo=60"
+
+
+def a_restart_knows_the_tree(check, top):
+    top = f"{top}/restart"
+    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
+    for d in (slow, mnt):
+        os.makedirs(d)
+    make_tree(backing)
+    entries = len(walk(backing))
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            cold = calls_of(store, lambda: walk(mnt))
+        for how in ("clean unmount", "kill -9"):
+            with harness.Mount(slow, mnt, cache, OPTIONS) as mount:
+                tree = {}
+                restarted = calls_of(store, lambda: tree.update(walk(mnt)))
+                check.check(tree == walk(backing), f"after a {how}, the tree through the mount is the backing's")
+                figures = names(mnt)
+                check.check(figures["loaded_at_start"] >= entries and figures["hits"] >= entries,
+                            f"after a {how}, every name is answered by the daemon's cache ({figures})")
+                # Listings and the directories' own opens still reach the store; the names do not.
+                check.check(restarted.get("getattr", 0) * 2 < cold.get("getattr", 0),
+                            f"after a {how}, the walk costs the store less than half the cold walk's lookups "
+                            f"({restarted} against {cold})")
+                if how == "kill -9":
+                    continue
+                time.sleep(1.5)  # the daemon stores new answers once a second
+                mount.kill9()
+
+
+def changes_before_a_kill_are_seen_after_it(check, top):
+    for mode in ("writethrough", "writeback"):
+        root = f"{top}/changes-{mode}"
+        backing, slow, mnt, cache = f"{root}/b", f"{root}/s", f"{root}/m", f"{root}/c"
+        for d in (slow, mnt):
+            os.makedirs(d)
+        make_tree(backing)
+        options = f"{OPTIONS},mode={mode}"
+        with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
+            with harness.Mount(slow, mnt, cache, options) as mount:
+                walk(mnt)
+                time.sleep(1.5)  # stored
+                os.rename(f"{mnt}/d0/f2", f"{mnt}/d0/f2-renamed")
+                os.rename(f"{mnt}/d0/f3", f"{mnt}/d1/f3")  # over an existing name
+                os.unlink(f"{mnt}/d2/f4")
+                os.unlink(f"{mnt}/d1/hard")  # d0/f1's link count drops
+                os.rmdir(f"{mnt}/d3/sub")
+                os.rename(f"{mnt}/d4/sub", f"{mnt}/d4/sub-renamed")
+                os.chmod(f"{mnt}/d5/f5", 0o600)
+                os.truncate(f"{mnt}/d5/f6", 100)
+                with open(f"{mnt}/d5/f7", "a") as f:
+                    f.write("appended")
+                with open(f"{mnt}/d5/new", "w") as f:
+                    f.write("new")
+                os.mkdir(f"{mnt}/d5/newdir")
+                os.symlink("f0", f"{mnt}/d5/newlink")
+                os.link(f"{mnt}/d5/f8", f"{mnt}/d5/f8-link")
+                expected = walk(backing)
+                mount.kill9()
+            with harness.Mount(slow, mnt, cache, options):
+                check.check(walk(mnt) == expected,
+                            f"{mode}: every change made through the mount before a kill -9 is seen after it")
+
+
+def a_change_behind_is_seen_within_the_bound(check, top):
+    top = f"{top}/behind"
+    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
+    for d in (slow, mnt):
+        os.makedirs(d)
+    make_tree(backing)
+    bound = 1.0
+    options = f"identity=inode,actimeo={bound:g}"
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
+        with harness.Mount(slow, mnt, cache, options):
+            walk(mnt)
+        os.chmod(f"{backing}/d0/f1", 0o600)
+        os.unlink(f"{backing}/d0/f2")
+        with open(f"{backing}/d0/made", "w") as f:
+            f.write("m")
+        time.sleep(bound + 0.2)
+        with harness.Mount(slow, mnt, cache, options):
+            check.check(os.stat(f"{mnt}/d0/f1").st_mode & 0o777 == 0o600, "a mode changed behind the mount is seen")
+            check.check(not os.path.exists(f"{mnt}/d0/f2"), "a name removed behind the mount is gone")
+            check.check(os.path.exists(f"{mnt}/d0/made"), "a name made behind the mount is there")
+
+
+def none_over_a_renumbering_store(check, top):
+    top = f"{top}/path"
+    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
+    for d in (slow, mnt):
+        os.makedirs(d)
+    make_tree(backing)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
+        with harness.Mount(slow, mnt, cache):
+            stats = harness.stats(mnt)
+            check.check(stats["identity"]["rule"] == "path" and "name_cache" not in stats,
+                        "over a FUSE store known by path, the daemon keeps no metadata cache")
+            check.check(walk(mnt) == walk(backing), "... and serves the tree")
+
+
+def main():
+    harness.require_fuse()
+    binary = os.environ.get("SLOWSTORE")
+    if not binary or not os.access(binary, os.X_OK):
+        sys.exit("SLOWSTORE must name the slowstore binary")
+    sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
+                                              a_change_behind_is_seen_within_the_bound, none_over_a_renumbering_store]))
+
+
+if __name__ == "__main__":
+    main()
