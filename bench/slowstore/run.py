@@ -9,7 +9,7 @@ in the work directory). Each workload runs once on each mount first (the
 cold pass, which also warms them), then in rounds on both, taking turns; then flashdir is
 unmounted cleanly and mounted again on the same cache, and each workload runs once (the first
 pass after the remount, compared also with a pass on flashdir alone just before it); then the
-same after kill -9 of the daemon. Workloads:
+same around a kill -9 of the daemon. Workloads:
 
   git status      git --no-optional-locks status --porcelain (the index is the backing's)
   find + stat     find . -type f -printf '%s %T@ %m %i\\n'
@@ -168,9 +168,9 @@ class Run:
                 targets = (self.store, "flashdir") if rnd % 2 else ("flashdir", self.store)
                 for target in targets:
                     self.measure("warm", rnd, workloads, name, target)
-        # One pass on flashdir alone right before the remount, so that the pass after it is
-        # compared with one made as long after the work before it: the metadata both may keep
-        # holds for a bound counted from when the store was last asked.
+        # One pass on flashdir alone right before the remount (and the kill), so that the pass
+        # after it is compared with one made as long after the work before it: the metadata both
+        # may keep holds for a bound counted from when the store was last asked.
         for name in workloads.names:
             self.measure("before remount", 0, workloads, name, "flashdir")
         self.fast.stop()
@@ -178,6 +178,8 @@ class Run:
         for name in workloads.names:
             self.measure("remount", 0, workloads, name, "flashdir")
         if not args.no_kill:
+            for name in workloads.names:
+                self.measure("before kill", 0, workloads, name, "flashdir")
             # More than a second after the last fill: the engine has committed everything
             # (README: a kill -9 keeps what was cached more than a second before it).
             time.sleep(1.5)
@@ -219,14 +221,14 @@ def table(samples, workloads, args, load_before, started, calls_label):
         goal = GOALS.get(name, DEFAULT_GOAL)
         verdict = "met" if ratio >= goal else "not met"
         after = []
-        before = of("before remount", name, "flashdir")[0]["figure"]
-        for phase in ("remount", "kill -9"):
+        for phase, before_phase in (("remount", "before remount"), ("kill -9", "before kill")):
             runs = of(phase, name, "flashdir")
             if runs:
                 x = runs[0]["figure"]
+                before = of(before_phase, name, "flashdir")[0]["figure"]
                 after.append(f"{show(x, unit)} ({speedup(unit, slow_median, x):.2f}×; "
                              f"{speedup(unit, fast_median, x):.2f} of warm, "
-                             f"{speedup(unit, before, x):.2f} of the pass before the remount)")
+                             f"{speedup(unit, before, x):.2f} of the pass before it)")
             else:
                 after.append("not run")
         lines.append(f"| {name} | {show(slow_median, unit)} | {show(fast_median, unit)} | "
@@ -263,7 +265,9 @@ def table(samples, workloads, args, load_before, started, calls_label):
         f"Warm: medians of the rounds; speed-up: median of the rounds' ratios ({store} time / flashdir "
         f"time, or flashdir rate / {store} rate). After a remount: the first pass, with its speed-up "
         "over the slow store's warm median, its fraction of flashdir's warm median, and its fraction of "
-        "a pass on flashdir alone right before the remount (as long after the work before it).", "",
+        "a pass on flashdir alone right before the unmount or the kill (as long after the work before it: "
+        "what flashdir and the kernel may keep of the tree holds for a bound counted from when the store "
+        "was last asked).", "",
         *lines, "", "Speed-ups round by round: " + "; ".join(spreads) + ".", "",
         "Calls that reached the slow store per run of each workload (medians), and flashdir's cache pages:", "",
         *calls, "", ("The same calls by kind, in the last warm round (getattr answers LOOKUP too):" if store == "slowstore"

@@ -74,6 +74,11 @@ bool control_refuse(fuse_req_t req, fuse_ino_t ino);
 // shadows.
 bool control_refuse(fuse_req_t req, fuse_ino_t parent, const char* name);
 
+// Looks `name` up in `parent` and records one kernel lookup (lookup, readdirplus, and each new
+// object's entry): the errno if it fails, or a negative entry (ino 0) for a missing name the
+// metadata cache answered.
+SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name);
+
 // The attributes of a backing object for the kernel, from fstat of a descriptor (or the metadata
 // cache, whose answer holds `seconds_left` longer), corrected for a file whose data path runs
 // ahead of the backing file (correct_attributes below).

@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <vector>
 
 #include "fs/kernel_cache.h"
@@ -20,28 +19,16 @@ bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-// readdirplus's lookup of a listed name: the metadata cache's answer if it holds one, or the
-// backing's (the name opened O_PATH and stat'ed), kept in the cache.
-SysResult<fuse_entry_param> look_up_listed(MountContext& context, Inode& parent,
-                                           std::optional<SysResult<SharedFd>>& parent_fd, const char* name) {
-  MetadataCache* metadata = context.metadata.get();
-  const ObjectId parent_id{parent.dev(), parent.ino()};
-  if (metadata != nullptr) {
-    if (auto answer = metadata->find(parent_id, name, realtime_ns()); answer && answer->present) {
-      if (Inode* inode = context.inodes->remember_named(parent, name, answer->attributes))
-        return entry_for(context, *inode, answer->attributes, answer->seconds_left);
-    }
-  }
-  const std::uint64_t stamp = metadata != nullptr ? metadata->stamp() : 0;
-  const std::int64_t asked_ns = realtime_ns();
-  if (!parent_fd) parent_fd = context.inodes->path_fd(parent);
-  if (!parent_fd->is_ok()) return Errno{parent_fd->error()};
-  UniqueFd fd(::openat((**parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  struct stat st {};
-  if (!fd.valid() || ::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
-  Inode& inode = context.inodes->remember(std::move(fd), st);
-  if (metadata != nullptr && attributes_may_be_kept(inode)) metadata->record(parent_id, name, st, asked_ns, stamp);
-  return entry_for(context, inode, st);
+// readdirplus's lookup of a name readdir just listed. A missing name the metadata cache still
+// remembers (made behind the mount since) is asked of the backing again: listed without an
+// entry, it would look removed.
+SysResult<fuse_entry_param> look_up_listed(MountContext& context, Inode& parent, const char* name) {
+  auto entry = look_up(context, parent, name);
+  if (!entry.is_ok() || entry->ino != 0) return entry;
+  note_name_changed(context, parent, name);
+  entry = look_up(context, parent, name);
+  if (entry.is_ok() && entry->ino == 0) return Errno{ENOENT};
+  return entry;
 }
 
 void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
@@ -60,7 +47,6 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
     }
     const bool at_root = ino == FUSE_ROOT_ID;
     Inode& parent = inode_of(context, ino);
-    std::optional<SysResult<SharedFd>> parent_fd;  // opened at readdirplus's first backing lookup
     while (true) {
       errno = 0;
       const dirent* entry = ::readdir(handle.stream);
@@ -75,7 +61,7 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
       }
       std::size_t entry_size = 0;
       if (plus) {
-        auto entry_param = look_up_listed(context, parent, parent_fd, entry->d_name);
+        auto entry_param = look_up_listed(context, parent, entry->d_name);
         if (!entry_param.is_ok()) {
           // Removed since readdir saw it: leave it out, as a later readdir would.
           if (entry_param.error() == ENOENT) {

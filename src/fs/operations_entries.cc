@@ -24,11 +24,37 @@ bool is_dot_or_dotdot(const char* name) {
   return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-// Looks `name` up in `parent` and records one kernel lookup; the errno if it fails, or a
-// negative entry (ino 0) for a missing name the metadata cache answered. The metadata cache
-// answers inside the consistency model's bound; otherwise the name is opened (O_PATH: no open
-// reaches the backing file system) and the descriptor stat'ed, as stat(2) would, with the
-// backing's own attribute cache deciding whether it asks again. On a network store that is one
+void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_entry_param& entry) {
+  // An interrupted request's reply fails; the kernel then never counted the lookup.
+  if (fuse_reply_entry(req, &entry) != 0) context.inodes->forget(inode_of(context, entry.ino), 1);
+}
+
+// mknod, mkdir and symlink: create as the caller, then look the new name up.
+template <typename Create>
+void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create create) {
+  MountContext& context = context_of(req);
+  if (control_refuse(req, parent_ino, name)) return;
+  if (is_dot_or_dotdot(name)) return reply_error(req, EEXIST);
+  auto parent_fd = context.inodes->path_fd(inode_of(context, parent_ino));
+  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
+  {
+    int error = 0;
+    CallerCredentials as_caller(caller_of(req), error);
+    if (error != 0) return reply_error(req, error);
+    if (create((*parent_fd)->get()) != 0) return reply_error(req, errno);
+  }
+  note_name_changed(context, inode_of(context, parent_ino), name);
+  auto entry = look_up(context, inode_of(context, parent_ino), name);
+  if (!entry.is_ok()) return reply_error(req, entry.error());
+  if (entry->ino == 0) return reply_error(req, ENOENT);  // removed again behind the mount
+  reply_entry_or_forget(req, context, *entry);
+}
+
+}  // namespace
+
+// The metadata cache answers inside the consistency model's bound; otherwise the name is opened
+// (O_PATH: no open reaches the backing file system) and the descriptor stat'ed, as stat(2)
+// would, with the backing's own attribute cache deciding whether it asks again. On a network store that is one
 // lookup and at most one getattr whether or not the inode table knows the object already; a
 // stat by name first would add a second lookup for every object it does not know. The fresh
 // descriptor also names what the kernel just looked up if an object it knew was deleted
@@ -67,34 +93,6 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
   if (metadata != nullptr && attributes_may_be_kept(known)) metadata->record(parent_id, name, st, asked_ns, stamp);
   return entry_for(context, known, st);
 }
-
-void reply_entry_or_forget(fuse_req_t req, MountContext& context, const fuse_entry_param& entry) {
-  // An interrupted request's reply fails; the kernel then never counted the lookup.
-  if (fuse_reply_entry(req, &entry) != 0) context.inodes->forget(inode_of(context, entry.ino), 1);
-}
-
-// mknod, mkdir and symlink: create as the caller, then look the new name up.
-template <typename Create>
-void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create create) {
-  MountContext& context = context_of(req);
-  if (control_refuse(req, parent_ino, name)) return;
-  if (is_dot_or_dotdot(name)) return reply_error(req, EEXIST);
-  auto parent_fd = context.inodes->path_fd(inode_of(context, parent_ino));
-  if (!parent_fd.is_ok()) return reply_error(req, parent_fd.error());
-  {
-    int error = 0;
-    CallerCredentials as_caller(caller_of(req), error);
-    if (error != 0) return reply_error(req, error);
-    if (create((*parent_fd)->get()) != 0) return reply_error(req, errno);
-  }
-  note_name_changed(context, inode_of(context, parent_ino), name);
-  auto entry = look_up(context, inode_of(context, parent_ino), name);
-  if (!entry.is_ok()) return reply_error(req, entry.error());
-  if (entry->ino == 0) return reply_error(req, ENOENT);  // removed again behind the mount
-  reply_entry_or_forget(req, context, *entry);
-}
-
-}  // namespace
 
 void correct_attributes(Inode& inode, struct stat& st) {
   if (!S_ISREG(st.st_mode)) return;

@@ -30,6 +30,17 @@ def make_tree(backing):
     os.link(f"{backing}/d0/f1", f"{backing}/d1/hard")
 
 
+def layout(top, part):
+    """The directories of one part: a backing tree (make_tree), the slowstore and flashdir mount
+    points, and flashdir's cache."""
+    root = f"{top}/{part}"
+    backing, slow, mnt, cache = f"{root}/b", f"{root}/s", f"{root}/m", f"{root}/c"
+    for d in (slow, mnt):
+        os.makedirs(d)
+    make_tree(backing)
+    return backing, slow, mnt, cache
+
+
 def walk(top):
     """Every name below `top` with what lstat says of it (not times: the walk moves atimes)."""
     seen = {}
@@ -58,11 +69,7 @@ OPTIONS = "identity=inode,actimeo=60"
 
 
 def a_restart_knows_the_tree(check, top):
-    top = f"{top}/restart"
-    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
-    for d in (slow, mnt):
-        os.makedirs(d)
-    make_tree(backing)
+    backing, slow, mnt, cache = layout(top, "restart")
     entries = len(walk(backing))
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
         with harness.Mount(slow, mnt, cache, OPTIONS):
@@ -87,11 +94,7 @@ def a_restart_knows_the_tree(check, top):
 
 def changes_before_a_kill_are_seen_after_it(check, top):
     for mode in ("writethrough", "writeback"):
-        root = f"{top}/changes-{mode}"
-        backing, slow, mnt, cache = f"{root}/b", f"{root}/s", f"{root}/m", f"{root}/c"
-        for d in (slow, mnt):
-            os.makedirs(d)
-        make_tree(backing)
+        backing, slow, mnt, cache = layout(top, f"changes-{mode}")
         options = f"{OPTIONS},mode={mode}"
         with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
             with harness.Mount(slow, mnt, cache, options) as mount:
@@ -120,11 +123,7 @@ def changes_before_a_kill_are_seen_after_it(check, top):
 
 
 def a_change_behind_is_seen_within_the_bound(check, top):
-    top = f"{top}/behind"
-    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
-    for d in (slow, mnt):
-        os.makedirs(d)
-    make_tree(backing)
+    backing, slow, mnt, cache = layout(top, "behind")
     bound = 1.0
     options = f"identity=inode,actimeo={bound:g}"
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
@@ -142,11 +141,7 @@ def a_change_behind_is_seen_within_the_bound(check, top):
 
 
 def none_over_a_renumbering_store(check, top):
-    top = f"{top}/path"
-    backing, slow, mnt, cache = f"{top}/b", f"{top}/s", f"{top}/m", f"{top}/c"
-    for d in (slow, mnt):
-        os.makedirs(d)
-    make_tree(backing)
+    backing, slow, mnt, cache = layout(top, "path")
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
         with harness.Mount(slow, mnt, cache):
             stats = harness.stats(mnt)
