@@ -159,24 +159,29 @@ MetadataCache::~MetadataCache() {
 }
 
 void MetadataCache::open_store(ObjectId root, bool keep_stored) {
-  auto opened = MetadataCacheStore::open(store_path_);
-  if (!opened.is_ok()) {
-    // Damaged: it holds nothing the backing cannot say again.
-    spdlog::warn("metadata cache: {}; starting it afresh", opened.status().message());
-    std::error_code ignored;
-    std::filesystem::remove_all(store_path_, ignored);
-    opened = MetadataCacheStore::open(store_path_);
-    if (!opened.is_ok()) {
-      spdlog::warn("metadata cache: {}; it is kept in memory only", opened.status().message());
-      return;
-    }
-  }
   std::lock_guard storing(store_mutex_);
+  auto opened = MetadataCacheStore::open(store_path_);
+  if (opened.is_ok()) {
+    store_ = std::move(opened.value());
+    const Status loaded = load(keep_stored, root);
+    if (loaded.is_ok()) return;
+    opened = loaded;
+    store_.reset();
+  }
+  // Damaged: it holds nothing the backing cannot say again.
+  spdlog::warn("metadata cache: {}; starting it afresh", opened.status().message());
+  std::error_code ignored;
+  std::filesystem::remove_all(store_path_, ignored);
+  opened = MetadataCacheStore::open(store_path_);
+  if (!opened.is_ok()) {
+    spdlog::warn("metadata cache: {}; it is kept in memory only", opened.status().message());
+    return;
+  }
   store_ = std::move(opened.value());
-  load(keep_stored, root);
+  if (const Status loaded = load(keep_stored, root); !loaded.is_ok()) store_.reset();
 }
 
-void MetadataCache::load(bool keep_stored, ObjectId root) {
+Status MetadataCache::load(bool keep_stored, ObjectId root) {
   // A store written on another boot may have lost unsynced removals; one written over another
   // backing root names other objects. Either way its records are not the tree's.
   const std::string header = header_value(current_boot_id(), root);
@@ -189,8 +194,9 @@ void MetadataCache::load(bool keep_stored, ObjectId root) {
       records.emplace_back(key, value);
     }
   });
-  if (!read.is_ok()) spdlog::warn("metadata cache: {}; starting it empty", read.message());
-  const bool usable = keep_stored && read.is_ok() && stored_header == header;
+  // Records it could not read could not be removed either: the store goes whole.
+  if (!read.is_ok()) return read;
+  const bool usable = keep_stored && stored_header == header;
   std::vector<MetadataCacheStore::Change> changes;
   timespec now_ts{};
   ::clock_gettime(CLOCK_REALTIME, &now_ts);
@@ -210,7 +216,10 @@ void MetadataCache::load(bool keep_stored, ObjectId root) {
           ++counts_.loaded;
           continue;
         }
-        if (it != entries_.end()) entries_.erase(it);
+        if (it != entries_.end()) {
+          std::vector<MetadataCacheStore::Change> removed_below;  // the key is removed below
+          erase_locked(it, removed_below);
+        }
       }
       changes.push_back({key, std::nullopt});
     }
@@ -218,6 +227,7 @@ void MetadataCache::load(bool keep_stored, ObjectId root) {
   if (counts_.damaged_records != 0) spdlog::warn("metadata cache: {} damaged records dropped", counts_.damaged_records);
   changes.push_back({kHeaderKey, header});
   apply_locked(changes);
+  return Status::ok();
 }
 
 std::optional<MetadataCache::Answer> MetadataCache::find(ObjectId parent, std::string_view name, std::int64_t now_ns) {

@@ -130,7 +130,9 @@ class MetadataCache {
   using Entries = absl::node_hash_map<Key, Entry>;
 
   void open_store(ObjectId root, bool keep_stored);
-  void load(bool keep_stored, ObjectId root);
+  // Under store_mutex_: loads what the store holds (see the constructor); an error if it cannot
+  // be read whole.
+  Status load(bool keep_stored, ObjectId root);
   void record(Key key, Entry entry, std::uint64_t stamp);
   void put_locked(Key key, Entry entry, std::uint64_t stamp);
   // Removes the entry; a stored one's key is added to `removed_from_store`.
