@@ -40,7 +40,7 @@ rocksdb::Options catalog_options() {
   options.paranoid_checks = true;
   options.max_manifest_file_size = 4 << 20;
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  options.info_log = catalog::rocksdb_log();
+  options.info_log = catalog::rocksdb_log("catalog");
   return options;
 }
 

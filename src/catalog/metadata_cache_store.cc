@@ -32,7 +32,7 @@ Result<std::unique_ptr<MetadataCacheStore>> MetadataCacheStore::open(const std::
   options.paranoid_checks = true;
   options.max_manifest_file_size = 4 << 20;
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  options.info_log = catalog::rocksdb_log();
+  options.info_log = catalog::rocksdb_log("metadata cache");
   // Made first: RocksDB logs an error for a directory it has to create.
   std::error_code made;
   std::filesystem::create_directories(path, made);

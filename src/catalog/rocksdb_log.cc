@@ -3,6 +3,7 @@
 #include <cstdarg>
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -12,7 +13,8 @@ namespace {
 
 class SpdlogLogger final : public rocksdb::Logger {
  public:
-  SpdlogLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  explicit SpdlogLogger(std::string database)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), database_(std::move(database)) {}
 
   using rocksdb::Logger::Logv;
   void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
@@ -22,16 +24,21 @@ class SpdlogLogger final : public rocksdb::Logger {
     std::string_view text(message, length < 0 ? 0 : std::min<std::size_t>(length, sizeof message - 1));
     while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
     spdlog::log(level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? spdlog::level::err : spdlog::level::warn,
-                "catalog (RocksDB): {}", text);
+                "{} (RocksDB): {}", database_, text);
   }
 
  protected:
   // Nothing to close: the sinks belong to spdlog.
   rocksdb::Status CloseImpl() override { return rocksdb::Status::OK(); }
+
+ private:
+  const std::string database_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::Logger> rocksdb_log() { return std::make_shared<SpdlogLogger>(); }
+std::shared_ptr<rocksdb::Logger> rocksdb_log(std::string database) {
+  return std::make_shared<SpdlogLogger>(std::move(database));
+}
 
 }  // namespace flashdir::catalog

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <rocksdb/env.h>
 
 namespace flashdir::catalog {
 
-// A logger for rocksdb::Options::info_log at warning level and above.
-std::shared_ptr<rocksdb::Logger> rocksdb_log();
+// A logger for rocksdb::Options::info_log at warning level and above; its lines name `database`
+// ("catalog", "metadata cache").
+std::shared_ptr<rocksdb::Logger> rocksdb_log(std::string database);
 
 }  // namespace flashdir::catalog
