@@ -54,9 +54,10 @@ void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create 
 
 // The metadata cache answers inside the consistency model's bound; otherwise the name is opened
 // (O_PATH: no open reaches the backing file system) and the descriptor stat'ed, as stat(2)
-// would, with the backing's own attribute cache deciding whether it asks again. On a network store that is one
-// lookup and at most one getattr whether or not the inode table knows the object already; a
-// stat by name first would add a second lookup for every object it does not know. The fresh
+// would, with the backing's own attribute cache deciding whether it asks again. On a network
+// store that is one lookup and at most one getattr whether or not the inode table knows the
+// object already; a stat by name first would add a second lookup for every object it does not
+// know. The fresh
 // descriptor also names what the kernel just looked up if an object it knew was deleted
 // meanwhile and its inode number reused.
 SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const char* name) {
