@@ -197,6 +197,17 @@ Result<FileHandle> EngineCore::open_file(std::string_view relative_path, std::un
   return handle;
 }
 
+bool EngineCore::only_read_since_validated(FileState& file) {
+  // Its record is what the open validated, and it keeps its name: the last release has nothing
+  // to record, and asks the backing nothing (a round trip at every reader's close on a network
+  // store). A change made behind the engine meanwhile is found by the next open's validation
+  // against the record, which drops the pages then.
+  if (file.touched_since_open || file.write_target != nullptr || file.bypassed || file.detached || file.name_removed)
+    return false;
+  std::lock_guard cache(cache_mutex_);
+  return !dirty_files_.contains(file.file_id);
+}
+
 Result<OpenHandle*> EngineCore::handle_of(FileHandle handle) {
   std::shared_lock handles(handles_mutex_);
   const auto it = handles_.find(handle.value);
@@ -227,6 +238,7 @@ Status EngineCore::release(FileHandle handle) {
   // No operation on the file is in flight: its last handle is gone.
   FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
+  if (only_read_since_validated(file)) return take_write_back_error(file);
   // A file with no name left is read by nobody again: its dirty pages need not go back.
   bool gone = false;
   if (file.write_target != nullptr) {

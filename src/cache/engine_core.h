@@ -154,6 +154,9 @@ class EngineCore {
   // dirty pages) instead of validating it, which would drop those pages as stale. Namespace
   // lock held.
   std::shared_ptr<FileState> still_dirty(const FileKey& key);
+  // At the last release: whether the file was only read since the open that validated it, so
+  // that the release need not stat it. Namespace and backing locks held.
+  bool only_read_since_validated(FileState& file);
   // The state (open, or waiting for the flusher) that holds the catalog record `file_id`, if
   // any. Namespace lock held.
   std::shared_ptr<FileState> state_of_record(std::uint64_t file_id);

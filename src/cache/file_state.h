@@ -152,6 +152,9 @@ struct FileState {
   // its path, an unlink, or another file met there); its pages go and its record is forgotten
   // at the last release.
   bool detached = false;
+  // Guarded by the namespace lock: a name of it was removed through the engine while it was open
+  // (inode rule); its last release asks the backing whether any is left.
+  bool name_removed = false;
   SequentialStream read_stream;
   SequentialStream write_stream;
   // write-through: a large write's pages go into the cache behind it, while the next write's

@@ -106,6 +106,7 @@ Status EngineCore::unlinked(std::string_view relative_path) {
   if (state->open_handles > 0) {
     // Served on through its descriptors; its last release finds it has no name left (and,
     // under the path rule, that its key reaches whatever comes to the path next).
+    state->name_removed = true;
     return rule_ == IdentityRule::path ? detach(state) : Status::ok();
   }
   // Released with dirty pages that failed to go back: nothing left to write back to, unless the

@@ -319,6 +319,7 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   // A restart that wrote dirty pages back changed those files after the names were stored.
   context.metadata = open_name_cache(request.options, cache.dir.path, backing.st, mounted.value()->engine().identity_rule(),
                                      mounted.value()->engine().stats().restart.dirty_slots == 0);
+  if (context.metadata != nullptr) context.name_opener = std::make_unique<NameOpener>(*context.inodes);
   context.inodes->on_stale_name([&context](Inode& parent, std::string_view name) {
     if (context.metadata != nullptr) context.metadata->name_changed({parent.dev(), parent.ino()}, name);
   });

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fs/backing_stat.h"
 #include "fs/descriptor_path.h"
 
 namespace flashdir::fs {
@@ -99,7 +100,29 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   inode.named_ctime_ns_ = Inode::ctime_ns(st);
   ++parent.lookups_;
   named_.insert_or_assign(NamedKey{&parent, inode.name_}, &inode);
+  named_children_[&parent].insert(&inode);
   return &inode;
+}
+
+std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t max, bool directories_only) {
+  std::lock_guard lock(mutex_);
+  std::vector<Inode*> taken;
+  if (inode.parent_ == nullptr) return taken;
+  auto children = named_children_.find(inode.parent_);
+  if (children == named_children_.end()) return taken;
+  children->second.erase(&inode);
+  for (auto it = children->second.begin(); it != children->second.end() && taken.size() < max;) {
+    Inode* sibling = *it;
+    if (directories_only && sibling->file_type() != S_IFDIR) {
+      ++it;
+      continue;
+    }
+    ++sibling->lookups_;
+    taken.push_back(sibling);
+    children->second.erase(it++);
+  }
+  if (children->second.empty()) named_children_.erase(children);
+  return taken;
 }
 
 void InodeTable::detach_locked(Inode& inode) {
@@ -128,6 +151,10 @@ void InodeTable::named_opened_locked(Inode& inode) {
   if (auto it = named_.find(NamedKey{inode.parent_, inode.name_}); it != named_.end() && it->second == &inode)
     named_.erase(it);
   Inode* parent = inode.parent_;
+  if (auto children = named_children_.find(parent); children != named_children_.end()) {
+    children->second.erase(&inode);
+    if (children->second.empty()) named_children_.erase(children);
+  }
   inode.parent_ = nullptr;
   inode.name_.clear();
   forget_locked(*parent, 1);
@@ -156,7 +183,7 @@ void InodeTable::forget_locked(Inode& inode, std::uint64_t count) {
   if (detached_.erase(&inode) == 0) inodes_.erase(Key{inode.dev(), inode.ino()});
 }
 
-SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
+SysResult<SharedFd> InodeTable::path_fd(Inode& inode, std::optional<struct statx>* opened_stat) {
   std::vector<unsigned char> handle;
   {
     std::lock_guard lock(mutex_);
@@ -166,7 +193,7 @@ SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
     }
     handle = inode.handle_;
   }
-  if (handle.empty()) return open_by_name(inode);
+  if (handle.empty()) return open_by_name(inode, opened_stat);
   // The reopen runs unlocked; two threads may both reopen, and the second result wins.
   auto* file_handle = reinterpret_cast<struct file_handle*>(handle.data());
   UniqueFd fd(::open_by_handle_at(mount_fd_.get(), file_handle, O_PATH | O_NOFOLLOW | O_CLOEXEC));
@@ -179,7 +206,7 @@ SysResult<SharedFd> InodeTable::path_fd(Inode& inode) {
   return shared;
 }
 
-SysResult<SharedFd> InodeTable::open_by_name(Inode& inode) {
+SysResult<SharedFd> InodeTable::open_by_name(Inode& inode, std::optional<struct statx>* opened_stat) {
   Inode* parent = nullptr;
   std::string name;
   std::int64_t named_ctime_ns = 0;
@@ -201,14 +228,25 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode) {
   auto parent_fd = path_fd(*parent);
   if (!parent_fd.is_ok()) return done(Errno{parent_fd.error()});
   UniqueFd fd(::openat((*parent_fd)->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || st.st_dev != inode.dev() || st.st_ino != inode.ino() ||
-      static_cast<mode_t>(st.st_mode & S_IFMT) != inode.file_type() || Inode::ctime_ns(st) != named_ctime_ns) {
+  int error = fd.valid() ? 0 : errno;
+  // Checked against what the backing says now, past any attribute cache of its own.
+  auto checked = fd.valid() ? statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME, AT_STATX_FORCE_SYNC)
+                            : SysResult<struct statx>(Errno{error});
+  if (checked.is_ok()) {
+    const struct stat st = stat_from_statx(*checked);
+    if (st.st_dev != inode.dev() || st.st_ino != inode.ino() ||
+        static_cast<mode_t>(st.st_mode & S_IFMT) != inode.file_type() || Inode::ctime_ns(st) != named_ctime_ns)
+      error = ESTALE;
+  } else {
+    error = checked.error();
+  }
+  if (error != 0) {
     // Removed or replaced behind the mount since the answer that named it.
-    const int error = !fd.valid() && errno != ENOENT && errno != ENOTDIR ? errno : ESTALE;
+    if (error == ENOENT || error == ENOTDIR) error = ESTALE;
     if (stale_name_) stale_name_(*parent, name);
     return done(Errno{error});
   }
+  if (opened_stat != nullptr) *opened_stat = *checked;
   auto shared = std::make_shared<const UniqueFd>(std::move(fd));
   bool detached = false;
   {
@@ -225,6 +263,14 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode) {
   }
   if (detached) return done(Errno{ESTALE});
   return done(std::move(shared));
+}
+
+bool Inode::same_attributes(const struct stat& a, const struct stat& b) {
+  const auto same_time = [](const timespec& x, const timespec& y) { return x.tv_sec == y.tv_sec && x.tv_nsec == y.tv_nsec; };
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode && a.st_nlink == b.st_nlink &&
+         a.st_uid == b.st_uid && a.st_gid == b.st_gid && a.st_rdev == b.st_rdev && a.st_size == b.st_size &&
+         a.st_blocks == b.st_blocks && same_time(a.st_atim, b.st_atim) && same_time(a.st_mtim, b.st_mtim) &&
+         same_time(a.st_ctim, b.st_ctim);
 }
 
 InodeTable::Counts InodeTable::counts() const {

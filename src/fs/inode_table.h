@@ -22,12 +22,14 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include "flashdir/file_io.h"
 #include "fs/file_version.h"
@@ -97,15 +99,57 @@ class Inode {
     for (OpenFile* file : open_files_) use(*file);
   }
 
-  // Close-to-open for the kernel's page cache: true if `current` is the version the file had at
+  // Close-to-open for the kernel's page cache: whether `current` is the version the file had at
   // its previous open through the mount, so that the pages the kernel holds from then are
-  // still the file's (writes through the mount change them there as well as in the file).
+  // still the file's (writes through the mount change them there as well as in the file). At
+  // the inode's first open the kernel holds none: its inode came with this one (the kernel
+  // drops an inode's pages with the inode, before it forgets the lookups that keep this one).
   // Records `current` for the next open.
-  bool unchanged_since_last_open(const FileVersion& current) {
+  enum class SinceLastOpen { first_open, unchanged, changed };
+  SinceLastOpen compare_with_last_open(const FileVersion& current) {
     std::lock_guard lock(open_files_mutex_);
-    const bool unchanged = last_open_version_ == current;
+    const SinceLastOpen since = last_open_version_.ino == 0     ? SinceLastOpen::first_open
+                                : last_open_version_ == current ? SinceLastOpen::unchanged
+                                                                : SinceLastOpen::changed;
     last_open_version_ = current;
-    return unchanged;
+    return since;
+  }
+
+  // What the backing said of the object at an open or a getattr, kept to answer the kernel's
+  // next GETATTR without a backing call while the consistency model allows
+  // (kept_attributes.h). Forgotten by attributes_changed(); attribute_changes() counts those,
+  // so that an answer a change overtook is not kept.
+  struct KeptAttributes {
+    struct stat st;
+    std::int64_t asked_ns;           // CLOCK_REALTIME, when the backing was asked
+    std::int64_t until_ns;           // CLOCK_REALTIME
+    std::uint64_t namespace_epoch;   // MountContext::namespace_changes when the backing was asked
+  };
+  std::uint64_t attribute_changes() const { return attribute_changes_.load(std::memory_order_acquire); }
+  void attributes_changed() {
+    std::lock_guard lock(open_files_mutex_);
+    attribute_changes_.fetch_add(1, std::memory_order_acq_rel);
+    kept_.reset();
+  }
+  // Keeps `kept` unless a change came since attribute_changes() returned `changes_seen`, or
+  // what is kept was asked later.
+  void keep_attributes(const KeptAttributes& kept, std::uint64_t changes_seen) {
+    std::lock_guard lock(open_files_mutex_);
+    if (attribute_changes_.load(std::memory_order_acquire) != changes_seen) return;
+    if (kept_ != nullptr && kept_->asked_ns > kept.asked_ns) return;
+    kept_ = std::make_unique<KeptAttributes>(kept);
+  }
+  // The backing just said `st` of the object: what is kept goes unless it says the same.
+  void drop_kept_unless(const struct stat& st) {
+    std::lock_guard lock(open_files_mutex_);
+    if (kept_ == nullptr || same_attributes(kept_->st, st)) return;
+    attribute_changes_.fetch_add(1, std::memory_order_acq_rel);
+    kept_.reset();
+  }
+  std::optional<KeptAttributes> kept_attributes() const {
+    std::lock_guard lock(open_files_mutex_);
+    if (kept_ == nullptr) return std::nullopt;
+    return *kept_;
   }
 
   // The time (CLOCK_REALTIME, ns) of the last write through the mount whose bytes the backing
@@ -123,11 +167,14 @@ class Inode {
   static std::int64_t ctime_ns(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   }
+  static bool same_attributes(const struct stat& a, const struct stat& b);
   std::shared_mutex data_lock_;
   std::mutex data_path_choice_;
-  std::mutex open_files_mutex_;
+  mutable std::mutex open_files_mutex_;
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
   FileVersion last_open_version_;      // guarded by open_files_mutex_; ino 0: never opened
+  std::unique_ptr<KeptAttributes> kept_;  // guarded by open_files_mutex_
+  std::atomic<std::uint64_t> attribute_changes_{0};
   std::atomic<std::int64_t> deferred_write_ns_{0};
   std::atomic<bool> no_capability_{false};
   std::atomic<std::int64_t> capability_ctime_ns_{0};
@@ -174,6 +221,10 @@ class InodeTable {
   // that name is removed or renamed through the mount, which would leave it nothing to be
   // opened by.
   void open_named(Inode& parent, std::string_view name);
+  // Up to `max` other inodes known by name only in the directory `inode` is known by name in
+  // (none if it is not so known), directories only if `directories_only`, each with one more
+  // lookup (the caller forgets it), and each handed out once (name_opener.h).
+  std::vector<Inode*> take_named_siblings(Inode& inode, std::size_t max, bool directories_only = false);
   // Called with the parent and name of an inode known by name only that turned out to be
   // another object, or none, when it was opened.
   void on_stale_name(std::function<void(Inode& parent, std::string_view name)> stale) { stale_name_ = std::move(stale); }
@@ -182,8 +233,10 @@ class InodeTable {
   // The kernel forgets `count` lookups; the inode goes when none remain.
   void forget(Inode& inode, std::uint64_t count);
   // An O_PATH descriptor of `inode`; reopened by handle after an eviction. ESTALE if the
-  // object is gone.
-  SysResult<SharedFd> path_fd(Inode& inode);
+  // object is gone. An inode known by name only is opened now: `opened_stat`, if given, then
+  // gets the statx (basic fields and birth time, past any attribute cache of the backing's own)
+  // that checked it, so that the caller need not stat it again.
+  SysResult<SharedFd> path_fd(Inode& inode, std::optional<struct statx>* opened_stat = nullptr);
 
   struct Counts {
     std::size_t inodes = 0;
@@ -224,7 +277,7 @@ class InodeTable {
   void detach_locked(Inode& inode);
   void forget_locked(Inode& inode, std::uint64_t count);
   // Opens an inode known by name only; ESTALE if its name is no longer that object.
-  SysResult<SharedFd> open_by_name(Inode& inode);
+  SysResult<SharedFd> open_by_name(Inode& inode, std::optional<struct statx>* opened_stat);
   // The inode is no longer known by name only: its parent's lookup is given back.
   void named_opened_locked(Inode& inode);
   void install_fd_locked(Inode& inode, SharedFd fd);
@@ -239,6 +292,8 @@ class InodeTable {
   absl::flat_hash_map<Key, std::unique_ptr<Inode>> inodes_;
   std::list<Inode*> lru_;  // front: most recently used
   absl::flat_hash_map<NamedKey, Inode*> named_;  // inodes known by name only
+  // The inodes known by name only in each directory that take_named_siblings has not handed out.
+  absl::flat_hash_map<Inode*, absl::flat_hash_set<Inode*>> named_children_;
   absl::flat_hash_map<Inode*, std::unique_ptr<Inode>> detached_;
   std::function<void(Inode& parent, std::string_view name)> stale_name_;
   const std::size_t max_cached_fds_;

@@ -36,20 +36,23 @@ fuse_ino_t ino_of(MountContext& context, Inode& inode) {
 }
 
 void note_name_changed(MountContext& context, Inode& parent, std::string_view name) {
+  context.namespace_changes.fetch_add(1, std::memory_order_acq_rel);
+  parent.attributes_changed();
   if (context.metadata == nullptr) return;
   context.metadata->name_changed({parent.dev(), parent.ino()}, name);
   context.metadata->object_changed({parent.dev(), parent.ino()});
 }
 
 void note_attributes_changed(MountContext& context, Inode& inode) {
+  inode.attributes_changed();
   if (context.metadata != nullptr) context.metadata->object_changed({inode.dev(), inode.ino()});
 }
 
 bool attributes_may_be_kept(Inode& inode) {
   if (inode.deferred_write_ns() != 0) return false;
-  bool writer = false;
-  inode.for_each_open_file([&](OpenFile& file) { writer = writer || file.opened_for_writing(); });
-  return !writer;
+  bool kept = true;
+  inode.for_each_open_file([&](OpenFile& file) { kept = kept && !file.opened_for_writing() && !file.bypasses_cache(); });
+  return kept;
 }
 
 std::int64_t realtime_ns() {
@@ -143,6 +146,12 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
     metadata.rows.emplace_back("voided_answers", names.voided_records);
     metadata.rows.emplace_back("damaged_records", names.damaged_records);
     metadata.rows.emplace_back("store_errors", names.store_errors);
+    if (context.name_opener != nullptr) {
+      const auto opener = context.name_opener->counts();
+      metadata.rows.emplace_back("siblings_queued", opener.queued);
+      metadata.rows.emplace_back("siblings_opened_ahead", opener.opened);
+      metadata.rows.emplace_back("siblings_failed", opener.failed);
+    }
     sections.push_back(std::move(metadata));
   }
   for (auto& section : context.data->stats()) sections.push_back(std::move(section));

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "fs/inode_table.h"
 #include "fs/metadata_cache.h"
 #include "fs/mount_options.h"
+#include "fs/name_opener.h"
 #include "fs/open_handles.h"
 #include "fs/stats_baseline.h"
 #include "fs/stats_report.h"
@@ -39,6 +41,7 @@ struct MountContext {
   std::filesystem::path cache_dir;
   std::unique_ptr<InodeTable> inodes;
   std::unique_ptr<MetadataCache> metadata;  // null under strict consistency (nothing may be cached)
+  std::unique_ptr<NameOpener> name_opener;  // with the metadata cache; declared after `inodes`
   std::unique_ptr<FileData> data;
   OpCounters counters;
   StatsBaseline counters_baseline;  // what `.flashdir/reset` zeroed
@@ -54,6 +57,8 @@ struct MountContext {
   bool store_writes_behind = false;  // write-through's pages stored behind the write (backing_kind.h)
   bool backing_noatime = false;  // the backing file system moves no access times (mounted noatime)
   fuse_session* session = nullptr;  // set once the session exists (kernel cache notifications)
+  // Changes of names made through the mount (note_name_changed), for kept_attributes.h.
+  std::atomic<std::uint64_t> namespace_changes{0};
   uid_t owner_uid = 0;  // the daemon's ids, owners of the control files
   gid_t owner_gid = 0;
 };
@@ -67,13 +72,15 @@ Inode& inode_of(MountContext& context, fuse_ino_t ino);
 fuse_ino_t ino_of(MountContext& context, Inode& inode);
 bool is_control_ino(fuse_ino_t ino);
 
-// The metadata cache's side of changes made through the mount (metadata_cache.h), each called
+// The metadata cache's side of changes made through the mount (metadata_cache.h, and
+// kept_attributes.h), each called
 // once the change is made and before its reply: `name` in `parent` was made, removed or
 // replaced (the directory's own attributes change with it); the attributes of `inode` changed.
 void note_name_changed(MountContext& context, Inode& parent, std::string_view name);
 void note_attributes_changed(MountContext& context, Inode& inode);
 // Whether what the backing says of `inode` now may be kept: not while a writer has it open or
-// write-back data of it waits (the backing file's attributes then lag the file's).
+// write-back data of it waits (the backing file's attributes then lag the file's), nor while an
+// open of it bypasses the cache (each of its reads may move the access time).
 bool attributes_may_be_kept(Inode& inode);
 std::int64_t realtime_ns();
 

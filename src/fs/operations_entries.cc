@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "fs/credentials.h"
+#include "fs/kept_attributes.h"
 #include "fs/operations.h"
 
 namespace flashdir::fs {
@@ -91,6 +92,7 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
   if (::fstat(fd.get(), &st) != 0) return last_errno();
   Inode& known = context.inodes->remember(std::move(fd), st);
   known.note_attributes(st);
+  known.drop_kept_unless(st);
   if (metadata != nullptr && attributes_may_be_kept(known)) metadata->record(parent_id, name, st, asked_ns, stamp);
   return entry_for(context, known, st);
 }
@@ -196,7 +198,17 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   MountContext& context = context_of(req);
   context.counters.count(Op::getattr);
   if (control_getattr(req, ino)) return;
-  reply_attr(req, context, inode_of(context, ino));
+  Inode& inode = inode_of(context, ino);
+  if (auto kept = kept_answer(context, inode)) {
+    context.counters.count_attributes_from_memory();
+    fuse_reply_attr(req, &kept->st, kept->seconds_left);
+    return;
+  }
+  const AttributeStamp stamp = stamp_attributes(context, inode);
+  auto st = stat_of(context, inode);
+  if (!st.is_ok()) return reply_error(req, st.error());
+  keep_attributes(context, inode, *st, stamp);
+  fuse_reply_attr(req, &*st, kernel_cache_seconds(context, *st));
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <vector>
 
 #include "fs/backing_stat.h"
 #include "fs/credentials.h"
+#include "fs/kept_attributes.h"
 #include "fs/kernel_cache.h"
 #include "fs/operations.h"
 
@@ -46,11 +48,19 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
   return found;
 }
 
+// A stat of the file made for its open before finish_open (opening an inode known by name
+// only checks it so), past the backing's attribute cache, and the stamp taken before it.
+struct StatForOpen {
+  AttributeStamp stamp;
+  std::optional<struct statx> fresh;
+};
+
 // Hands the caller's backing file (opened, or left to its first use) to the FileData and
 // replies with the handle; the inode knows its open files until their release.
 template <typename Reply>
 void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t ino,
-                 std::unique_ptr<CallerBackingFd> backing, fuse_file_info* fi, Reply reply) {
+                 std::unique_ptr<CallerBackingFd> backing, fuse_file_info* fi, Reply reply,
+                 const StatForOpen& made) {
   std::lock_guard choosing(inode.data_path_choice());
   OpenRequest request;
   request.relative_path = relative_path_of(context, backing->reference());
@@ -58,8 +68,11 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   // network store), unless this open changes the file below. A file not opened is stat'ed past
   // any attribute cache of the backing file system's own (NFS revalidates at open, not at stat),
   // so that close-to-open holds as an open of it would.
-  auto attributes = statx_of(backing->reference(), STATX_BASIC_STATS | STATX_BTIME,
-                             backing->opened() ? 0 : AT_STATX_FORCE_SYNC);
+  const bool reuse = made.fresh && !backing->opened();
+  const AttributeStamp stamp = reuse ? made.stamp : stamp_attributes(context, inode);
+  auto attributes = reuse ? SysResult<struct statx>(*made.fresh)
+                          : statx_of(backing->reference(), STATX_BASIC_STATS | STATX_BTIME,
+                                     backing->opened() ? 0 : AT_STATX_FORCE_SYNC);
   if (!attributes.is_ok()) return reply_error(req, attributes.error());
   request.attributes = *attributes;
   struct stat st = stat_from_statx(*attributes);
@@ -87,10 +100,18 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   }
   set_handle_flags(context, inode, st, fi, ino);
   // No first read marks an access time that a read would not move (a backing round trip).
-  if (!read_would_move_atime(context, st)) (*file)->access_time_unmoved();
+  const bool atime_stays = !read_would_move_atime(context, st);
+  if (atime_stays) (*file)->access_time_unmoved();
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
+  // The kernel's fstat after its first read of the file is answered from this stat (a read
+  // that moves the access time forgets it again).
+  if (changed) {
+    inode.drop_kept_unless(st);
+  } else {
+    keep_attributes(context, inode, st, stamp);
+  }
   // The metadata cache keeps nothing of a file open for writing (attributes_may_be_kept); what
   // it had goes now. So does what it had of a file this open changed.
   if (opened->opened_for_writing() || changed) note_attributes_changed(context, inode);
@@ -113,14 +134,18 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
 // caller's reads) and a hit reads no backing file at all, so the first read of each open reads
 // one byte through the caller's own backing descriptor, which carries the caller's O_NOATIME;
 // the backing file system applies its relatime or strictatime rule to it. A noatime mount
-// skips it; an open that bypasses the cache reads that descriptor anyway.
-void note_access(const MountContext& context, OpenFile& file) {
+// skips it; an open that bypasses the cache reads that descriptor anyway. The kernel drops its
+// copy of the access time after reading pages from the daemon, but not after copy_file_range:
+// it is told.
+void note_access(MountContext& context, fuse_ino_t ino, OpenFile& file) {
   if (file.bypasses_cache() || atime_mode(context.options) == AtimeMode::noatime || !file.first_read()) return;
   // What it returns does not matter: the caller's read is served, the access time is a side effect.
   auto fd = file.backing_fd();
   if (!fd.is_ok()) return;
   std::uint8_t byte = 0;
   [[maybe_unused]] const ssize_t n = ::pread(*fd, &byte, 1, 0);
+  inode_of(context, ino).attributes_changed();  // its access time, as kept (kept_attributes.h)
+  if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
 }
 
 // One of `file`'s write-backs (OpenFile::write_back or write_back_at_close): the backing file
@@ -187,7 +212,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     const int result = fuse_reply_create(req, &entry, fi);
     entry_sent = result == 0;
     return result;
-  });
+  }, StatForOpen{});
   // The kernel holds the lookup only if the entry reached it (not if finish_open failed, or the
   // caller was interrupted). Given back once finish_open is done with the inode: the last
   // lookup's forget frees it.
@@ -199,7 +224,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   context.counters.count(Op::open);
   if (control_open(req, ino, fi)) return;
   Inode& inode = inode_of(context, ino);
-  auto path_fd = context.inodes->path_fd(inode);
+  StatForOpen made{stamp_attributes(context, inode), std::nullopt};
+  if (context.name_opener != nullptr) context.name_opener->open_siblings_soon(inode);
+  auto path_fd = context.inodes->path_fd(inode, &made.fresh);
   if (!path_fd.is_ok()) return reply_error(req, path_fd.error());
   // A reader whose data the cache serves opens the backing file when first needed
   // (caller_backing_fd.h); the kernel has checked its access already (default_permissions).
@@ -208,7 +235,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!reader || !context.data->opens_readers_on_use()) {
     if (auto opened = backing->get(); !opened.is_ok()) return reply_error(req, opened.error());
   }
-  finish_open(req, context, inode, ino, std::move(backing), fi, [&] { return fuse_reply_open(req, fi); });
+  finish_open(req, context, inode, ino, std::move(backing), fi, [&] { return fuse_reply_open(req, fi); }, made);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
@@ -223,7 +250,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   auto n = file.read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
   reading.unlock();
   if (!n.is_ok()) return reply_error(req, n.error());
-  note_access(context, file);
+  note_access(context, ino, file);
   context.counters.count_file_read(*n, file.bypasses_cache());
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
 }
@@ -326,7 +353,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
     copied += *written;
     if (*written < *n) break;
   }
-  note_access(context, open_file(fi_in));  // the source was read, as copy_file_range(2) reads it
+  note_access(context, ino_in, open_file(fi_in));  // the source was read, as copy_file_range(2) reads it
   if (copied != 0 && open_file(fi_out).defers_writes()) inode_of(context, ino_out).note_deferred_write(realtime_ns());
   context.counters.count_file_read(copied, open_file(fi_in).bypasses_cache());
   context.counters.count_file_write(copied, open_file(fi_out).bypasses_cache());

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "fs/inode_table.h"
 #include "support/temp_dir.h"
@@ -193,4 +195,46 @@ TEST_CASE("an inode known by name only is opened at its first use, and only if i
     CHECK(f.table->counts().inodes == 1);
     CHECK(f.table->counts().named_only == 0);
   }
+}
+
+TEST_CASE("the siblings of an inode known by name only are handed out once each, and the open's stat comes back") {
+  Fixture f(100);
+  std::vector<Inode*> named;
+  for (const char* name : {"a", "b", "c", "d", "sub"}) {
+    if (std::string_view(name) == "sub") {
+      std::filesystem::create_directory(f.temp / name);
+    } else {
+      std::ofstream(f.temp / name) << name;
+    }
+    struct stat st {};
+    REQUIRE(::stat((f.temp / name).c_str(), &st) == 0);
+    named.push_back(f.table->remember_named(f.table->root(), name, st));
+    REQUIRE(named.back() != nullptr);
+  }
+  // An opened directory takes the directories beside it only.
+  std::vector<Inode*> directories = f.table->take_named_siblings(*named[0], 10, true);
+  REQUIRE(directories.size() == 1);
+  CHECK(directories[0] == named[4]);
+  std::vector<Inode*> taken = f.table->take_named_siblings(*named[0], 2);
+  CHECK(taken.size() == 2);
+  CHECK(std::find(taken.begin(), taken.end(), named[0]) == taken.end());
+  std::vector<Inode*> rest = f.table->take_named_siblings(*named[0], 10);
+  CHECK(rest.size() == 1);
+  CHECK(f.table->take_named_siblings(*named[1], 10).empty());  // every sibling handed out
+  taken.insert(taken.end(), rest.begin(), rest.end());
+  taken.insert(taken.end(), directories.begin(), directories.end());
+  for (Inode* sibling : taken) {
+    std::optional<struct statx> opened;
+    REQUIRE(f.table->path_fd(*sibling, &opened).is_ok());
+    REQUIRE(opened.has_value());
+    CHECK(opened->stx_ino == sibling->ino());
+    std::optional<struct statx> again;
+    REQUIRE(f.table->path_fd(*sibling, &again).is_ok());
+    CHECK_FALSE(again.has_value());  // had its descriptor: nothing stat'ed
+    f.table->forget(*sibling, 1);   // the lookup take_named_siblings added
+  }
+  CHECK(f.table->counts().named_only == 1);  // named[0], never opened
+  CHECK(f.table->take_named_siblings(*named[0], 10).empty());
+  for (Inode* inode : named) f.table->forget(*inode, 1);
+  CHECK(f.table->counts().inodes == 1);
 }

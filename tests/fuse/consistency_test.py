@@ -11,7 +11,9 @@ Each model is mounted and tried the same way:
 - names, missing names and attributes changed behind the mount: strict sees them at the next
   call; close-to-open (here actimeo=1) within the bound and never later, and by default within
   3 s for a file that just changed; readmostly keeps its cached answers (no LOOKUP or GETATTR
-  reaches the daemon) inside its bound.
+  reaches the daemon) inside its bound;
+- the attributes the daemon keeps from an open to answer the kernel's next getattr follow every
+  change made through the mount.
 Requests are counted from the mount's stats, so nothing here depends on timing except the
 bound itself, which is waited out with a margin.
 """
@@ -187,8 +189,54 @@ def relatime_reads_mark_access(check, top):
         check.check(st.st_atime > st.st_mtime, "relatime: the next read marks the access, though the file is unchanged")
 
 
+def kept_attributes(check, top):
+    """The kernel asks the daemon again for a file's attributes after reading pages from it (it
+    drops its copy of the access time); outside strict the daemon answers from the open's stat
+    of the file (kept_attributes.h), and never with what a change through the mount, or of a name
+    of the file, made untrue."""
+    # A bound longer than the part: what is kept does not expire while it runs.
+    for name, options in (("strict", "consistency=strict"), ("cto", "consistency=cto,actimeo=60")):
+        backing, mnt = f"{top}/kept-{name}-b", f"{top}/kept-{name}-m"
+        os.makedirs(backing)
+        os.makedirs(mnt)
+
+        def opened_and_read(file):
+            """`file` made behind the mount, opened through it and read whole: its descriptor."""
+            write(f"{backing}/{file}", b"k" * 10000)
+            now = time.time()
+            os.utime(f"{backing}/{file}", (now, now - 100))  # a read leaves the access time (relatime)
+            fd = os.open(f"{mnt}/{file}", os.O_RDONLY)
+            check.check(os.read(fd, 20000) == b"k" * 10000, f"kept {name}: {file} read")
+            return fd
+
+        with harness.Mount(backing, mnt, f"{top}/kept-{name}-c", options):
+            before = stats(mnt)["data"]["getattr_from_memory"]
+            fd = opened_and_read("f")
+            try:
+                st, want = os.fstat(fd), os.stat(f"{backing}/f")
+                check.check((st.st_size, st.st_mode, st.st_nlink, st.st_mtime_ns, st.st_atime_ns) ==
+                            (want.st_size, want.st_mode, want.st_nlink, want.st_mtime_ns, want.st_atime_ns),
+                            f"kept {name}: fstat after the read is the backing file's")
+                answered = stats(mnt)["data"]["getattr_from_memory"] - before
+                check.check((answered > 0) == (name != "strict"),
+                            f"kept {name}: {answered} getattrs answered from the open's stat")
+                os.unlink(f"{mnt}/f")
+                check.check(os.fstat(fd).st_nlink == 0, f"kept {name}: an open file whose name went has no link left")
+            finally:
+                os.close(fd)
+            fd = opened_and_read("g")
+            try:
+                os.chmod(f"{mnt}/g", 0o600)
+                check.check(os.fstat(fd).st_mode & 0o777 == 0o600, f"kept {name}: a chmod through the mount is seen")
+                os.link(f"{mnt}/g", f"{mnt}/h")
+                check.check(os.fstat(fd).st_nlink == 2, f"kept {name}: a link made through the mount is counted")
+            finally:
+                os.close(fd)
+
+
 def main():
-    return harness.run_parts("consistency", [models, default_bound_of_a_fresh_file, relatime_reads_mark_access])
+    return harness.run_parts("consistency", [models, default_bound_of_a_fresh_file, relatime_reads_mark_access,
+                                             kept_attributes])
 
 
 if __name__ == "__main__":

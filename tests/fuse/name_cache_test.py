@@ -4,7 +4,8 @@ numbers, mounted with identity=inode as an NFS store would be): a restarted daem
 names it knew without asking the store, after a clean unmount and after kill -9; changes made
 through the mount just before a kill -9 are all seen after it (the tree through the mount is
 the backing tree, name by name, mode, size and link count); a change behind the mount is seen
-within the bound after a restart as before it; and over a store that renumbers inodes
+within the bound after a restart as before it; opening a file after a restart opens its
+siblings in the background, and a sibling replaced behind the mount reads as the new file; and over a store that renumbers inodes
 (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
 timed. Exits 77 where /dev/fuse or root is missing."""
 import os
@@ -122,6 +123,30 @@ def changes_before_a_kill_are_seen_after_it(check, top):
                             f"{mode}: every change made through the mount before a kill -9 is seen after it")
 
 
+def a_restart_opens_the_siblings_of_a_read_file(check, top):
+    """After a restart, opening one file of a directory opens the other names the cache answered
+    there in the background (name_opener.h); one replaced behind the mount while the daemon was
+    down is not taken for the file it replaced."""
+    backing, slow, mnt, cache = layout(top, "siblings")
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            walk(mnt)
+            for j in range(FILES):
+                harness.read_all(f"{mnt}/d2/f{j}")
+        os.unlink(f"{backing}/d2/f5")
+        with open(f"{backing}/d2/f5", "w") as f:
+            f.write("replaced behind the mount")
+        expected = [harness.read_all(f"{backing}/d2/f{j}") for j in range(FILES)]
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
+            contents = [harness.read_all(f"{mnt}/d2/f{j}") for j in range(FILES)]
+            check.check(contents == expected, "after a restart, every file of the directory reads as the backing's")
+            figures = names(mnt)
+            check.check(figures["siblings_queued"] >= FILES - 1 and
+                        figures["siblings_opened_ahead"] + figures["siblings_failed"] <= figures["siblings_queued"],
+                        f"opening the first file queued its siblings ({figures})")
+
+
 def a_change_behind_is_seen_within_the_bound(check, top):
     backing, slow, mnt, cache = layout(top, "behind")
     bound = 1.0
@@ -156,6 +181,7 @@ def main():
     if not binary or not os.access(binary, os.X_OK):
         sys.exit("SLOWSTORE must name the slowstore binary")
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
+                                              a_restart_opens_the_siblings_of_a_read_file,
                                               a_change_behind_is_seen_within_the_bound, none_over_a_renumbering_store]))
 
 

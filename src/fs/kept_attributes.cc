@@ -1,0 +1,40 @@
+#include "fs/kept_attributes.h"
+
+#include <algorithm>
+
+namespace flashdir::fs {
+
+AttributeStamp stamp_attributes(const MountContext& context, Inode& inode) {
+  AttributeStamp stamp;
+  stamp.changes = inode.attribute_changes();
+  stamp.namespace_epoch = context.namespace_changes.load(std::memory_order_acquire);
+  stamp.asked_ns = realtime_ns();
+  stamp.keepable = context.options.consistency != Consistency::strict && attributes_may_be_kept(inode);
+  return stamp;
+}
+
+void keep_attributes(const MountContext& context, Inode& inode, const struct stat& st, const AttributeStamp& stamp) {
+  // Regular files only: the daemon's reads of a directory or a symlink move its access time.
+  if (!stamp.keepable || !S_ISREG(st.st_mode) || !attributes_may_be_kept(inode) ||
+      context.namespace_changes.load(std::memory_order_acquire) != stamp.namespace_epoch)
+    return inode.drop_kept_unless(st);
+  const timespec& changed = st.st_ctim.tv_sec > st.st_mtim.tv_sec ? st.st_ctim : st.st_mtim;
+  const std::int64_t changed_ns = static_cast<std::int64_t>(changed.tv_sec) * 1'000'000'000 + changed.tv_nsec;
+  const double age_seconds = std::max(0.0, 1e-9 * static_cast<double>(stamp.asked_ns - changed_ns));
+  const double bound_seconds = kernel_cache_seconds(context.options, age_seconds);
+  if (bound_seconds <= 0) return inode.drop_kept_unless(st);
+  inode.keep_attributes(
+      {st, stamp.asked_ns, stamp.asked_ns + static_cast<std::int64_t>(bound_seconds * 1e9), stamp.namespace_epoch},
+      stamp.changes);
+}
+
+std::optional<KeptAnswer> kept_answer(const MountContext& context, Inode& inode) {
+  auto kept = inode.kept_attributes();
+  if (!kept || kept->namespace_epoch != context.namespace_changes.load(std::memory_order_acquire)) return std::nullopt;
+  if (!attributes_may_be_kept(inode)) return std::nullopt;
+  const std::int64_t left_ns = kept->until_ns - realtime_ns();
+  if (left_ns <= 0) return std::nullopt;
+  return KeptAnswer{kept->st, 1e-9 * static_cast<double>(left_ns)};
+}
+
+}  // namespace flashdir::fs
