@@ -104,7 +104,7 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   return &inode;
 }
 
-std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t max, bool directories_only) {
+std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t max) {
   std::lock_guard lock(mutex_);
   std::vector<Inode*> taken;
   if (inode.parent_ == nullptr) return taken;
@@ -113,10 +113,6 @@ std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t ma
   children->second.erase(&inode);
   for (auto it = children->second.begin(); it != children->second.end() && taken.size() < max;) {
     Inode* sibling = *it;
-    if (directories_only && sibling->file_type() != S_IFDIR) {
-      ++it;
-      continue;
-    }
     ++sibling->lookups_;
     taken.push_back(sibling);
     children->second.erase(it++);

@@ -222,9 +222,9 @@ class InodeTable {
   // opened by.
   void open_named(Inode& parent, std::string_view name);
   // Up to `max` other inodes known by name only in the directory `inode` is known by name in
-  // (none if it is not so known), directories only if `directories_only`, each with one more
-  // lookup (the caller forgets it), and each handed out once (name_opener.h).
-  std::vector<Inode*> take_named_siblings(Inode& inode, std::size_t max, bool directories_only = false);
+  // (none if it is not so known), each with one more lookup (the caller forgets it), and each
+  // handed out once (name_opener.h).
+  std::vector<Inode*> take_named_siblings(Inode& inode, std::size_t max);
   // Called with the parent and name of an inode known by name only that turned out to be
   // another object, or none, when it was opened.
   void on_stale_name(std::function<void(Inode& parent, std::string_view name)> stale) { stale_name_ = std::move(stale); }

@@ -14,8 +14,8 @@ NameOpener::~NameOpener() {
   for (Inode* inode : unopened) inodes_.forget(*inode, 1);
 }
 
-void NameOpener::open_siblings_soon(Inode& inode, Siblings which) {
-  std::vector<Inode*> siblings = inodes_.take_named_siblings(inode, kBatch, which == Siblings::directories);
+void NameOpener::open_siblings_soon(Inode& inode) {
+  std::vector<Inode*> siblings = inodes_.take_named_siblings(inode, kBatch);
   if (siblings.empty()) return;
   {
     std::lock_guard lock(mutex_);

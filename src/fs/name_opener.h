@@ -7,8 +7,7 @@
 // round trips more per file than the same files cost before the restart, when the inodes had
 // their descriptors. A program that opens one file of a directory is likely to open its siblings
 // next, so they are opened meanwhile, several at a time, as read-ahead reads a file's next pages.
-// Listing or stat'ing a tree (find, git status) opens no file: an opened directory queues only the
-// directories beside it, which such a walk opens next.
+// Listing or stat'ing a tree (find, git status) opens no file, and starts nothing.
 #pragma once
 
 #include <atomic>
@@ -33,13 +32,9 @@ class NameOpener {
   explicit NameOpener(InodeTable& inodes) : inodes_(inodes) {}
   ~NameOpener();  // stops the threads; what is still queued is given back unopened
 
-  // Which siblings: all of them (a file is opened: its siblings are read next), or the
-  // directories (one is opened: a walk of the tree opens the others next, find and git status
-  // too).
-  enum class Siblings { all, directories };
   // Queues the inodes known by name only in the directory `inode` is known by name in (each
   // once), if it is so known. Called before `inode` is opened: afterwards it has no name here.
-  void open_siblings_soon(Inode& inode, Siblings which = Siblings::all);
+  void open_siblings_soon(Inode& inode);
 
   struct Counts {
     std::uint64_t queued = 0;
