@@ -77,6 +77,26 @@ TEST_CASE("round trips: a write-through or write-around write after the first of
   }
 }
 
+TEST_CASE("round trips: the last release of a file only read stats nothing; a change behind it is found at the next open") {
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, 2 * P));
+  const FileHandle file = open(rig, "f");
+  CHECK(read(rig, file, 0, 2 * P) == pattern(1, 2 * P));
+  rig.put("f", pattern(2, 2 * P));  // behind the engine, while open
+  const std::uint64_t stats_before = rig.backing_faults().stats;
+  REQUIRE(rig.engine().release(file).is_ok());
+  CHECK(rig.backing_faults().stats == stats_before);
+  CHECK(rig.read_through("f", 0, 2 * P) == pattern(2, 2 * P));
+  CHECK(rig.engine().stats().stale_drops == 1);
+  // A file written through the engine is stat'ed at its last release, which records it.
+  const FileHandle writer = open(rig, "f");
+  write(rig, writer, 0, pattern(3, P));
+  const std::uint64_t stats_before_writer = rig.backing_faults().stats;
+  REQUIRE(rig.engine().release(writer).is_ok());
+  CHECK(rig.backing_faults().stats > stats_before_writer);
+}
+
 TEST_CASE("round trips: a change of size behind the engine between its unstat'ed writes is still seen") {
   EngineRig rig;
   const std::uint32_t P = rig.page_size();
