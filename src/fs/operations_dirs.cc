@@ -5,8 +5,10 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "fs/backing_stat.h"
 #include "fs/kernel_cache.h"
 #include "fs/operations.h"
 
@@ -105,7 +107,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // A removed directory lists as empty; when it is the backing root, the mount is broken and
   // callers must hear it.
   if (ino == FUSE_ROOT_ID && backing_gone(context)) return reply_error(req, EIO);
-  auto fd = context.inodes->path_fd(inode_of(context, ino));
+  Inode& inode = inode_of(context, ino);
+  std::optional<struct statx> opened_by_name;  // the stat that checked a directory known by name only
+  auto fd = context.inodes->path_fd(inode, &opened_by_name);
   if (!fd.is_ok()) return reply_error(req, fd.error());
   const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return reply_error(req, errno);
@@ -120,8 +124,11 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it
   // changed behind the mount (close-to-open, as for a file's pages).
   fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
+  // The directory as it is now: the check of a directory known by name only has just stat'ed it.
   struct stat st {};
-  fi->keep_cache = ::fstat(dir_fd, &st) == 0 && kernel_may_keep_cache(context, inode_of(context, ino), ino, st) ? 1 : 0;
+  const bool known = opened_by_name.has_value() || ::fstat(dir_fd, &st) == 0;
+  if (opened_by_name) st = stat_from_statx(*opened_by_name);
+  fi->keep_cache = known && kernel_may_keep_cache(context, inode, ino, st) ? 1 : 0;
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }
