@@ -57,7 +57,12 @@ Inode& InodeTable::find_or_add_locked(const struct stat& st) {
     return *root_;
   }
   auto [it, inserted] = inodes_.try_emplace(Key{st.st_dev, st.st_ino});
-  if (inserted) it->second = std::make_unique<Inode>(st.st_dev, st.st_ino, st.st_mode & S_IFMT);
+  if (inserted) {
+    it->second = std::make_unique<Inode>(st.st_dev, st.st_ino, st.st_mode & S_IFMT);
+    // The kernel's inode comes with this one, holding the attributes of the lookup that made it
+    // (and no pages): the first open compares with them.
+    it->second->last_open_version_ = version_of(st);
+  }
   ++it->second->lookups_;
   return *it->second;
 }

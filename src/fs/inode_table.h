@@ -99,20 +99,16 @@ class Inode {
     for (OpenFile* file : open_files_) use(*file);
   }
 
-  // Close-to-open for the kernel's page cache: whether `current` is the version the file had at
+  // Close-to-open for the kernel's page cache: true if `current` is the version the file had at
   // its previous open through the mount, so that the pages the kernel holds from then are
-  // still the file's (writes through the mount change them there as well as in the file). At
-  // the inode's first open the kernel holds none: its inode came with this one (the kernel
-  // drops an inode's pages with the inode, before it forgets the lookups that keep this one).
-  // Records `current` for the next open.
-  enum class SinceLastOpen { first_open, unchanged, changed };
-  SinceLastOpen compare_with_last_open(const FileVersion& current) {
+  // still the file's (writes through the mount change them there as well as in the file), or
+  // before the first open, in the lookup that made the inode: the kernel then holds its
+  // attributes, and no pages. Records `current` for the next open.
+  bool unchanged_since_last_open(const FileVersion& current) {
     std::lock_guard lock(open_files_mutex_);
-    const SinceLastOpen since = last_open_version_.ino == 0     ? SinceLastOpen::first_open
-                                : last_open_version_ == current ? SinceLastOpen::unchanged
-                                                                : SinceLastOpen::changed;
+    const bool unchanged = last_open_version_ == current;
     last_open_version_ = current;
-    return since;
+    return unchanged;
   }
 
   // What the backing said of the object at an open or a getattr, kept to answer the kernel's
@@ -172,7 +168,7 @@ class Inode {
   std::mutex data_path_choice_;
   mutable std::mutex open_files_mutex_;
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
-  FileVersion last_open_version_;      // guarded by open_files_mutex_; ino 0: never opened
+  FileVersion last_open_version_;      // guarded by open_files_mutex_; at first the lookup's
   std::unique_ptr<KeptAttributes> kept_;  // guarded by open_files_mutex_
   std::atomic<std::uint64_t> attribute_changes_{0};
   std::atomic<std::int64_t> deferred_write_ns_{0};

@@ -9,14 +9,9 @@ namespace flashdir::fs {
 
 bool kernel_may_keep_cache(MountContext& context, Inode& inode, fuse_ino_t ino, const struct stat& st) {
   if (context.options.consistency == Consistency::strict) return false;
-  switch (inode.compare_with_last_open(version_of(st))) {
-    case Inode::SinceLastOpen::first_open:
-      return false;  // nothing to keep, and nothing to drop (a notification would also drop the attributes)
-    case Inode::SinceLastOpen::changed:
-      if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
-      return false;
-    case Inode::SinceLastOpen::unchanged:
-      break;
+  if (!inode.unchanged_since_last_open(version_of(st))) {
+    if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
+    return false;
   }
   return !read_would_move_atime(context, st);
 }

@@ -73,9 +73,9 @@ fuse_ino_t ino_of(MountContext& context, Inode& inode);
 bool is_control_ino(fuse_ino_t ino);
 
 // The metadata cache's side of changes made through the mount (metadata_cache.h, and
-// kept_attributes.h), each called
-// once the change is made and before its reply: `name` in `parent` was made, removed or
-// replaced (the directory's own attributes change with it); the attributes of `inode` changed.
+// kept_attributes.h), each called once the change is made and before its reply: `name` in
+// `parent` was made, removed or replaced (the directory's own attributes change with it); the
+// attributes of `inode` changed.
 void note_name_changed(MountContext& context, Inode& parent, std::string_view name);
 void note_attributes_changed(MountContext& context, Inode& inode);
 // Whether what the backing says of `inode` now may be kept: not while a writer has it open or

@@ -126,8 +126,12 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
   // The directory as it is now: the check of a directory known by name only has just stat'ed it.
   struct stat st {};
-  const bool known = opened_by_name.has_value() || ::fstat(dir_fd, &st) == 0;
-  if (opened_by_name) st = stat_from_statx(*opened_by_name);
+  bool known = true;
+  if (opened_by_name) {
+    st = stat_from_statx(*opened_by_name);
+  } else {
+    known = ::fstat(dir_fd, &st) == 0;
+  }
   fi->keep_cache = known && kernel_may_keep_cache(context, inode, ino, st) ? 1 : 0;
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);

@@ -80,6 +80,16 @@ def data_behind(check, name, backing, mnt):
                 f"{name}: growth behind is read whole at the next open, though the kernel's size was still valid")
     write(f"{backing}/data", b"short")
     check.check(harness.read_all(f"{mnt}/data") == b"short", f"{name}: a truncation behind is seen at the next open")
+    write(f"{backing}/first", b"before")
+    check.check(os.stat(f"{mnt}/first").st_size == 6, f"{name}: a file looked up, never opened")
+    write(f"{backing}/first", b"grown behind the mount")
+    fd = os.open(f"{mnt}/first", os.O_RDONLY)
+    try:
+        grown = os.read(fd, 100)  # one read(2): the kernel stops it at the size it believes
+    finally:
+        os.close(fd)
+    check.check(grown == b"grown behind the mount",
+                f"{name}: a change behind between a lookup and the first open is read whole: {grown!r}")
 
 
 def page_cache_kept(check, name, backing, mnt, keeps):
