@@ -153,7 +153,8 @@ struct FileState {
   // at the last release.
   bool detached = false;
   // Guarded by the namespace lock: a name of it was removed through the engine while it was open
-  // (inode rule); its last release asks the backing whether any is left.
+  // or waited for the flusher (an unlink, or a rename over it); its last release asks the backing
+  // whether any is left.
   bool name_removed = false;
   SequentialStream read_stream;
   SequentialStream write_stream;

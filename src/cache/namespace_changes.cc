@@ -66,10 +66,16 @@ Status EngineCore::renamed(std::string_view from, std::string_view to, RenameKin
   for (const auto& state : rekeyed)
     if (state->open_handles > 0) open_files_[state->key] = state;
 
-  // A replaced file nobody holds is gone (cached files have one name): its pages go with it.
+  // A replaced file nobody holds is gone (cached files have one name): its pages go with it. One
+  // that is held loses them at its last release, which finds it has no name left.
   Status dropped;
-  for (const CatalogFile& gone : *replaced)
-    if (dropped.is_ok() && state_of_record(gone.file_id) == nullptr) dropped = forget_file(gone.file_id);
+  for (const CatalogFile& gone : *replaced) {
+    if (const std::shared_ptr<FileState> held = state_of_record(gone.file_id)) {
+      held->name_removed = true;
+    } else if (dropped.is_ok()) {
+      dropped = forget_file(gone.file_id);
+    }
+  }
   FLASHDIR_TRY(refresh_after_rename(to));
   if (exchange) FLASHDIR_TRY(refresh_after_rename(from));
   return dropped;

@@ -1,7 +1,5 @@
 #include "fs/kept_attributes.h"
 
-#include <algorithm>
-
 namespace flashdir::fs {
 
 AttributeStamp stamp_attributes(const MountContext& context, Inode& inode) {
@@ -18,10 +16,7 @@ void keep_attributes(const MountContext& context, Inode& inode, const struct sta
   if (!stamp.keepable || !S_ISREG(st.st_mode) || !attributes_may_be_kept(inode) ||
       context.namespace_changes.load(std::memory_order_acquire) != stamp.namespace_epoch)
     return inode.drop_kept_unless(st);
-  const timespec& changed = st.st_ctim.tv_sec > st.st_mtim.tv_sec ? st.st_ctim : st.st_mtim;
-  const std::int64_t changed_ns = static_cast<std::int64_t>(changed.tv_sec) * 1'000'000'000 + changed.tv_nsec;
-  const double age_seconds = std::max(0.0, 1e-9 * static_cast<double>(stamp.asked_ns - changed_ns));
-  const double bound_seconds = kernel_cache_seconds(context.options, age_seconds);
+  const double bound_seconds = kernel_cache_seconds(context, st, stamp.asked_ns);
   if (bound_seconds <= 0) return inode.drop_kept_unless(st);
   inode.keep_attributes(
       {st, stamp.asked_ns, stamp.asked_ns + static_cast<std::int64_t>(bound_seconds * 1e9), stamp.namespace_epoch},

@@ -15,12 +15,14 @@ namespace flashdir::fs {
 
 MountContext& context_of(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
 
-double kernel_cache_seconds(const MountContext& context, const struct stat& st) {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
+double kernel_cache_seconds(const MountContext& context, const struct stat& st, std::int64_t asked_ns) {
   const timespec& changed = st.st_ctim.tv_sec > st.st_mtim.tv_sec ? st.st_ctim : st.st_mtim;
-  const double age = static_cast<double>(now.tv_sec - changed.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec - changed.tv_nsec);
-  return kernel_cache_seconds(context.options, std::max(age, 0.0));
+  const std::int64_t changed_ns = static_cast<std::int64_t>(changed.tv_sec) * 1'000'000'000 + changed.tv_nsec;
+  return kernel_cache_seconds(context.options, std::max(0.0, 1e-9 * static_cast<double>(asked_ns - changed_ns)));
+}
+
+double kernel_cache_seconds(const MountContext& context, const struct stat& st) {
+  return kernel_cache_seconds(context, st, realtime_ns());
 }
 
 double negative_entry_seconds(const MountContext& context) { return kernel_cache_seconds(context.options); }

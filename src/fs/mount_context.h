@@ -67,6 +67,8 @@ MountContext& context_of(fuse_req_t req);
 // How long the kernel may keep the name and attributes of an object with attributes `st`, and
 // a missing name (the consistency model, doc/daemon.md "Consistency").
 double kernel_cache_seconds(const MountContext& context, const struct stat& st);
+// The same bound for attributes the backing gave at `asked_ns` (CLOCK_REALTIME).
+double kernel_cache_seconds(const MountContext& context, const struct stat& st, std::int64_t asked_ns);
 double negative_entry_seconds(const MountContext& context);
 Inode& inode_of(MountContext& context, fuse_ino_t ino);
 fuse_ino_t ino_of(MountContext& context, Inode& inode);

@@ -48,8 +48,9 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
   return found;
 }
 
-// A stat of the file made for its open before finish_open (opening an inode known by name
-// only checks it so), past the backing's attribute cache, and the stamp taken before it.
+// The stamp of the inode's attributes taken when the open began, before any stat of it, and a
+// stat made for the open before finish_open (opening an inode known by name only checks it so),
+// past the backing's attribute cache.
 struct StatForOpen {
   AttributeStamp stamp;
   std::optional<struct statx> fresh;
@@ -69,7 +70,6 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   // any attribute cache of the backing file system's own (NFS revalidates at open, not at stat),
   // so that close-to-open holds as an open of it would.
   const bool reuse = made.fresh && !backing->opened();
-  const AttributeStamp stamp = reuse ? made.stamp : stamp_attributes(context, inode);
   auto attributes = reuse ? SysResult<struct statx>(*made.fresh)
                           : statx_of(backing->reference(), STATX_BASIC_STATS | STATX_BTIME,
                                      backing->opened() ? 0 : AT_STATX_FORCE_SYNC);
@@ -106,12 +106,8 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   fi->fh = context.files.add(std::move(*file));
   inode.add_open_file(opened);
   // The kernel's fstat after its first read of the file is answered from this stat (a read
-  // that moves the access time forgets it again).
-  if (changed) {
-    inode.drop_kept_unless(st);
-  } else {
-    keep_attributes(context, inode, st, stamp);
-  }
+  // that moves the access time forgets it again; a change this open made goes just below).
+  if (!changed) keep_attributes(context, inode, st, made.stamp);
   // The metadata cache keeps nothing of a file open for writing (attributes_may_be_kept); what
   // it had goes now. So does what it had of a file this open changed.
   if (opened->opened_for_writing() || changed) note_attributes_changed(context, inode);
@@ -212,7 +208,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     const int result = fuse_reply_create(req, &entry, fi);
     entry_sent = result == 0;
     return result;
-  }, StatForOpen{});
+  }, StatForOpen{stamp_attributes(context, inode), std::nullopt});
   // The kernel holds the lookup only if the entry reached it (not if finish_open failed, or the
   // caller was interrupted). Given back once finish_open is done with the inode: the last
   // lookup's forget frees it.
