@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <optional>
 
 #include "flashdir/cache_dir.h"
 #include "flashdir/command_line.h"
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   std::string latency_name = "slc";
   std::string mapping_name = "cftl";
   std::string gc_name = "dual-greedy";
-  double op_percent = 7.0;
+  std::optional<double> op_percent;  // unset: the default, or more on a small chip
   std::string ram_text;  // empty: scaled with the size
   std::string ram_policy_text = "stack";
   bool force = false;
@@ -102,8 +103,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   const double max_op_percent = flashdir::kMaxOverprovisionPermille / 10.0;
   app.add_option("--op", op_percent,
-                 fmt::format("Over-provisioning: percent of the data area kept spare, 0 to {}", max_op_percent))
-      ->capture_default_str();
+                 fmt::format("Over-provisioning: percent of the data area kept spare, 0 to {} (default: {}, or on a small "
+                             "chip the least that lets garbage collection always make room)",
+                             max_op_percent, flashdir::kDefaultOverprovisionPermille / 10.0));
   app.add_option("--ram", ram_text,
                  fmt::format("Device RAM for the mapping cache and write buffer in bytes, {} (default: a "
                              "sixteenth of --size, from 4M to 64M); 0 runs the FTL without a write buffer, "
@@ -140,11 +142,13 @@ int main(int argc, char** argv) {
   auto gc = flashdir::format::parse_gc_policy(gc_name);
   if (!gc.is_ok()) return refuse(gc.status().with_context("--gc"));
   options.gc = *gc;
-  if (!(op_percent >= 0.0 && op_percent <= max_op_percent)) {  // NaN too
-    return refuse(flashdir::Status::invalid_argument(
-        fmt::format("--op {}% is outside the accepted 0 to {}%", op_percent, max_op_percent)));
+  if (op_percent) {
+    if (!(*op_percent >= 0.0 && *op_percent <= max_op_percent)) {  // NaN too
+      return refuse(flashdir::Status::invalid_argument(
+          fmt::format("--op {}% is outside the accepted 0 to {}%", *op_percent, max_op_percent)));
+    }
+    options.overprovision_permille = static_cast<std::uint16_t>(*op_percent * 10.0 + 0.5);
   }
-  options.overprovision_permille = static_cast<std::uint16_t>(op_percent * 10.0 + 0.5);
   if (!ram_text.empty()) {
     auto ram = flashdir::parse_size(ram_text);
     if (!ram.is_ok()) return refuse(ram.status().with_context("--ram"));

@@ -42,6 +42,9 @@ struct CacheDirPaths {
 inline constexpr std::uint64_t kMinimumCacheBlocks = 32;
 // Above half the chip kept spare, a cache gives away more than it keeps for little less wear.
 inline constexpr std::uint16_t kMaxOverprovisionPermille = 500;
+// The spare share a cache gets unless told, where its chip needs no more for GC
+// (Ftl::minimum_overprovision_permille: a chip of fewer than about 64 usable blocks does).
+inline constexpr std::uint16_t kDefaultOverprovisionPermille = 70;
 
 // The device RAM a cache gets unless told: a sixteenth of its capacity, from 4 MiB to 64 MiB.
 // Its mapping needs 4 bytes a 4 KiB page (1/1024 of the capacity) to hold every translation
@@ -57,7 +60,9 @@ struct FormatOptions {
   LatencyProfile latency = LatencyProfile::of(LatencyPreset::slc);
   format::MappingScheme mapping = format::MappingScheme::cftl;
   format::GcPolicy gc = format::GcPolicy::dual_greedy;
-  std::uint16_t overprovision_permille = 70;
+  // Share of the data area kept spare; unset: kDefaultOverprovisionPermille or the chip's
+  // minimum, whichever is more.
+  std::optional<std::uint16_t> overprovision_permille;
   // Device RAM (mapping cache, write buffer); default_ram_budget_bytes(capacity_bytes) if unset.
   std::optional<std::uint64_t> ram_budget_bytes;
   format::RamPolicy ram_policy = format::RamPolicy::stack;
@@ -67,9 +72,12 @@ struct FormatOptions {
 
   // The chip these options describe, or why they are refused: a bad page, OOB or block size, a
   // size that is not a whole number of blocks or holds fewer than kMinimumCacheBlocks, or
-  // over-provisioning above kMaxOverprovisionPermille. Messages name the mkfs.flashdir option
-  // that sets the bad field, since that is where a person fixes it.
+  // over-provisioning above kMaxOverprovisionPermille or below what the chip needs for GC to
+  // always make room. Messages name the mkfs.flashdir option that sets the bad field, since that
+  // is where a person fixes it.
   Result<Geometry> checked_geometry() const;
+  // The over-provisioning a cache on `geometry` (from checked_geometry) gets.
+  std::uint16_t overprovision_for(const Geometry& geometry) const;
 };
 
 // Formats the cache directory `dir`, whose lock the caller holds: catalog, image with a freshly

@@ -128,7 +128,7 @@ Result<format::Superblock> format_locked_cache_dir(const TrustedDir& dir, const 
   sb.latency = options.latency;
   sb.mapping_scheme = options.mapping;
   sb.gc_policy = options.gc;
-  sb.overprovision_permille = options.overprovision_permille;
+  sb.overprovision_permille = options.overprovision_for(*geometry);
   sb.ram_budget_bytes = options.ram_budget_bytes.value_or(default_ram_budget_bytes(options.capacity_bytes));
   sb.ram_policy = options.ram_policy;
   sb.static_mapping_percent = options.static_mapping_percent;

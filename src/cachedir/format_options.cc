@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "flashdir/cache_dir.h"
@@ -32,12 +33,26 @@ Result<Geometry> FormatOptions::checked_geometry() const {
   }
   FLASHDIR_TRY(for_option("--size", geometry.validate()));
   FLASHDIR_TRY(for_option("--size", Ftl::logical_pages_for(geometry, 0).status()));
-  if (overprovision_permille > kMaxOverprovisionPermille) {
-    return Status::invalid_argument(fmt::format("--op {}% is above the maximum of {}%", overprovision_permille / 10.0,
-                                                kMaxOverprovisionPermille / 10.0));
+  if (overprovision_permille) {
+    if (*overprovision_permille > kMaxOverprovisionPermille) {
+      return Status::invalid_argument(fmt::format("--op {}% is above the maximum of {}%",
+                                                  *overprovision_permille / 10.0, kMaxOverprovisionPermille / 10.0));
+    }
+    const std::uint16_t minimum = Ftl::minimum_overprovision_permille(geometry).value();
+    if (*overprovision_permille < minimum) {
+      return Status::invalid_argument(fmt::format(
+          "--op {}% leaves garbage collection too little room on {} blocks of {}: this chip needs at least {}% "
+          "(doc/ftl.md)",
+          *overprovision_permille / 10.0, geometry.block_count, format_size(block_bytes), minimum / 10.0));
+    }
   }
-  FLASHDIR_TRY(for_option("--op", Ftl::logical_pages_for(geometry, overprovision_permille).status()));
+  FLASHDIR_TRY(for_option("--op", Ftl::logical_pages_for(geometry, overprovision_for(geometry)).status()));
   return geometry;
+}
+
+std::uint16_t FormatOptions::overprovision_for(const Geometry& geometry) const {
+  if (overprovision_permille) return *overprovision_permille;
+  return std::max(kDefaultOverprovisionPermille, Ftl::minimum_overprovision_permille(geometry).value());
 }
 
 }  // namespace flashdir

@@ -24,6 +24,7 @@
 #include "fs/operations.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache_dir.h"
+#include "flashdir/ftl/ftl.h"
 #include "fs/engine_file_data.h"
 
 namespace flashdir::fs {
@@ -220,6 +221,16 @@ FtlOptions ftl_options_for(const format::Superblock& superblock, const MountOpti
   return ftl;
 }
 
+// Caches formatted before mkfs knew a small chip's minimum (doc/ftl.md "Layout") still open;
+// their owner learns why a full one may refuse writes, and how to mend it.
+void warn_if_overprovision_below_minimum(const format::Superblock& superblock) {
+  auto minimum = Ftl::minimum_overprovision_permille(superblock.geometry);
+  if (!minimum.is_ok() || superblock.overprovision_permille >= *minimum) return;
+  spdlog::warn("the cache keeps {}% of its chip spare, less than the {}% garbage collection needs to always make "
+               "room: once full, it may refuse writes; mkfs.flashdir --force formats it anew with enough",
+               superblock.overprovision_permille / 10.0, *minimum / 10.0);
+}
+
 // Opens the cache (at mount, and again when a stopped cache resumes) and logs what its restart
 // found.
 Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& request,
@@ -236,6 +247,7 @@ Result<std::unique_ptr<cache::MountedCache>> open_cache(const MountRequest& requ
                                                                              : cache::ChipFaults::none);
   if (!mounted.is_ok())
     return mounted.status().with_context(fmt::format("opening the cache {}", cache.dir.path.string()));
+  warn_if_overprovision_below_minimum(cache.superblock);
   const auto restart = mounted.value()->engine().stats().restart;
   spdlog::info("cache opened in {:.3f} s: {} ({} usable pages, {} dropped, usable fraction {:.4f})", restart.seconds,
                restart.from_restart_image ? "clean, from the restart image"

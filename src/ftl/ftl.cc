@@ -111,6 +111,12 @@ Result<std::uint64_t> Ftl::logical_pages_for(const Geometry& geometry, std::uint
   return layout->logical_pages;
 }
 
+Result<std::uint16_t> Ftl::minimum_overprovision_permille(const Geometry& geometry) {
+  auto layout = ftl::FtlLayout::compute(geometry, 0);
+  if (!layout.is_ok()) return layout.status();
+  return layout->minimum_overprovision_permille();
+}
+
 std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
 std::uint32_t Ftl::page_size_bytes() const { return core_->chip().geometry().page_size_bytes; }
 Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }

@@ -1,5 +1,6 @@
 #include "layout.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace flashdir::ftl {
@@ -27,8 +28,7 @@ Result<FtlLayout> FtlLayout::compute(const Geometry& geometry, std::uint16_t ove
   const std::uint64_t P = geometry.pages_per_block;
 
   // Size the checkpoint slots for the most translation pages any logical size could need.
-  const std::uint64_t translation_pages_max = ceil_div(geometry.page_count(), layout.entries_per_translation_page);
-  layout.checkpoint_bytes_max = checkpoint_bytes_bound(geometry, translation_pages_max);
+  layout.checkpoint_bytes_max = checkpoint_bytes_bound(geometry, layout.translation_pages_max());
   layout.checkpoint_pages_max =
       static_cast<std::uint32_t>(ceil_div(layout.checkpoint_bytes_max, geometry.page_size_bytes));
   // One more page for the marker written when the checkpointed state starts to change.
@@ -40,7 +40,7 @@ Result<FtlLayout> FtlLayout::compute(const Geometry& geometry, std::uint16_t ove
         "needs at least 2",
         geometry.block_count, layout.pool_first_block, kFrontierCount + kGcReserveBlocks));
   }
-  const std::uint64_t usable_blocks = layout.pool_blocks() - kFrontierCount - kGcReserveBlocks;
+  const std::uint64_t usable_blocks = layout.usable_blocks();
   const std::uint64_t usable_pages = usable_blocks * P * (1000 - overprovision_permille) / 1000;
   // Translation pages live in the same pool: L + ceil(L / E) <= usable.
   const std::uint64_t E = layout.entries_per_translation_page;
@@ -53,6 +53,19 @@ Result<FtlLayout> FtlLayout::compute(const Geometry& geometry, std::uint16_t ove
                                                 geometry.block_count, overprovision_permille));
   }
   return layout;
+}
+
+std::uint64_t FtlLayout::translation_pages_max() const {
+  return ceil_div(geometry.page_count(), entries_per_translation_page);
+}
+
+std::uint16_t FtlLayout::minimum_overprovision_permille() const {
+  // A host request asks GC for the reserve, a block for each host frontier its pages may go to
+  // (program_host_chunk: at most a block's worth a call, so one each) and the blocks its dirty
+  // translation pages will take. GC frees at most the reserve plus the spare blocks, and only
+  // in the limit of perfect compaction, so one block more keeps it from needing every one.
+  const std::uint64_t spare_blocks = kHostFrontierCount + ceil_div(translation_pages_max(), geometry.pages_per_block) + 1;
+  return static_cast<std::uint16_t>(std::min<std::uint64_t>(ceil_div(spare_blocks * 1000, usable_blocks()), 999));
 }
 
 }  // namespace flashdir::ftl

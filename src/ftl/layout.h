@@ -18,6 +18,7 @@
 namespace flashdir::ftl {
 
 inline constexpr std::uint32_t kFrontierCount = 4;       // hot, cold, GC, translation
+inline constexpr std::uint32_t kHostFrontierCount = 2;   // hot, cold
 inline constexpr std::uint32_t kGcReserveBlocks = 3;     // free blocks only GC and translation writes may take
 inline constexpr std::uint32_t kMappingEntryBytes = 4;   // one u32 PPN per LPN in a translation page
 // A page failing verification is read this many times in all before it counts as damaged: a
@@ -42,6 +43,13 @@ struct FtlLayout {
   BlockNumber slot_first_block(int slot) const { return BlockNumber(static_cast<std::uint64_t>(slot) * slot_blocks); }
   bool in_pool(BlockNumber block) const { return block.value >= pool_first_block; }
   std::uint64_t pool_blocks() const { return geometry.block_count - pool_first_block; }
+  // The pool less the frontiers and the GC reserve: the blocks data and spare share.
+  std::uint64_t usable_blocks() const { return pool_blocks() - kFrontierCount - kGcReserveBlocks; }
+  // The translation pages of a logical space as large as the chip.
+  std::uint64_t translation_pages_max() const;
+  // The least over-provisioning with which GC can always make the room a host request asks
+  // for on a full device (doc/ftl.md "Layout"); 7% covers it from about 64 usable blocks.
+  std::uint16_t minimum_overprovision_permille() const;
 };
 
 // Upper bound of a checkpoint's encoded size for a chip of `block_count` blocks mapping

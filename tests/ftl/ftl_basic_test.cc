@@ -205,3 +205,41 @@ TEST_CASE("trims that dirty every translation page again and again have GC make 
     CHECK(read_version(**ftl, g, lpn) == (lpn % entries < rounds ? 0u : 1u));
   }
 }
+
+TEST_CASE("a smallest chip at its minimum over-provisioning keeps room for GC under any write mix", "[ftl]") {
+  // Found by fio on a 16 MiB cache: with 7% spare on 23 usable blocks, GC could free about
+  // four and a half blocks, and a write asked for six (the reserve, both host frontiers, a
+  // translation block): "garbage collection cannot free 6 blocks".
+  const auto scheme = GENERATE(from_range(std::begin(kSchemes), std::end(kSchemes)));
+  const auto gc = GENERATE(format::GcPolicy::dual_greedy, format::GcPolicy::greedy, format::GcPolicy::cost_benefit);
+  const std::uint32_t pages_per_block = GENERATE(32u, 128u);
+  INFO("scheme " << format::mapping_scheme_name(scheme) << ", GC " << format::gc_policy_name(gc) << ", "
+                 << pages_per_block << " pages per block");
+  const Geometry g{4096, 64, pages_per_block, 32};
+  TestChip chip(Backend::memory, g);
+  const std::uint64_t budget = GENERATE(64 * 4096, 4 << 20);
+  FtlOptions options = small_cache_options(scheme, gc, format::RamPolicy::stack);
+  options.ram.budget_bytes = budget;
+  options.overprovision_permille = Ftl::minimum_overprovision_permille(g).value();
+  INFO("over-provisioning " << options.overprovision_permille << " per mille");
+  auto ftl = Ftl::format(chip.chip(), chip.clock(), options);
+  REQUIRE_OK(ftl);
+  const std::uint64_t L = (*ftl)->logical_pages();
+  SeededRandom random(17);
+  std::vector<std::uint64_t> version(L, 0);
+  const WriteHint hints[] = {WriteHint::none, WriteHint::hot, WriteHint::cold};
+  for (std::uint64_t n = 1; n <= 40 * L / pages_per_block; ++n) {
+    const auto count = static_cast<std::uint32_t>(1 + random.uniform(2 * pages_per_block));
+    const std::uint64_t first = random.uniform(L - std::min<std::uint64_t>(count, L) + 1);
+    const std::uint32_t run = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, L - first));
+    INFO("request " << n << ": " << run << " pages at " << first);
+    const Durability durability = random.uniform(4) == 0 ? Durability::forced : Durability::buffered;
+    REQUIRE_OK((*ftl)->write(Lpn(first), run, run_data(g, first, run, n), hints[random.uniform(3)], durability));
+    for (std::uint32_t i = 0; i < run; ++i) version[first + i] = n;
+    if (n % 7 == 0) REQUIRE_OK((*ftl)->flush());
+  }
+  for (std::uint64_t lpn = 0; lpn < L; ++lpn) {
+    INFO("LPN " << lpn);
+    CHECK(read_version(**ftl, g, lpn) == version[lpn]);
+  }
+}

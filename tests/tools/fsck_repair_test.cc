@@ -200,7 +200,7 @@ TEST_CASE("fsck -y rebuilds a superblock damaged in both slots from the catalog'
 
 TEST_CASE("fsck -y rebuilds a superblock damaged in both slots from the image header when the catalog is gone too",
           "[tools][fsck-repair]") {
-  CacheDir cache(kFiles, "--op 10");
+  CacheDir cache(kFiles, "--op 20");
   use(cache);
   const std::uint64_t f0 = file_id(cache, "f0");
   const std::uint64_t f1 = file_id(cache, "f1");
@@ -210,12 +210,12 @@ TEST_CASE("fsck -y rebuilds a superblock damaged in both slots from the image he
   flip_byte(paths.superblock, format::kSuperblockSlotSize + 60);
   std::filesystem::remove_all(paths.catalog);
   const std::string repaired = check_repair_check(cache, "fsck -y rebuilds it from the image header and the FTL checkpoint");
-  CHECK_THAT(repaired, Catch::Contains("over-provisioning 100 per mille") &&
+  CHECK_THAT(repaired, Catch::Contains("over-provisioning 200 per mille") &&
                            Catch::Contains("created an empty catalog bound to this cache"));
   const format::Superblock after = superblock_of(cache);
   CHECK(after.uuid == before.uuid);
   CHECK(after.geometry == before.geometry);
-  CHECK(after.overprovision_permille == 100);
+  CHECK(after.overprovision_permille == 200);
   emptied(cache, f0, f1);
 }
 

@@ -339,19 +339,19 @@ TEST_CASE("a superblock whose over-provisioning differs from the checkpoint's is
   // -n overflowed a buffer and -y rebuilt with fewer logical pages, dropping data.
   TempDir tmp;
   const auto dir = tmp / "cache";
-  REQUIRE(mkfs(quoted(dir) + " --size 16M --op 10").exit_code == 0);
+  REQUIRE(mkfs(quoted(dir) + " --size 16M --op 20").exit_code == 0);
   write_through_ftl(dir, 500, FaultPlan::kNever);
   const CacheDirPaths paths(dir);
   format::Superblock sb = read_superblock_file(paths.superblock)->superblock;
-  sb.overprovision_permille = 200;
+  sb.overprovision_permille = 300;
   REQUIRE(write_superblock_file(paths.superblock, sb).is_ok());
 
   for (const char* mode : {"-n", "-y"}) {
     const auto checked = fsck(std::string(mode) + " " + quoted(dir));
     INFO(mode << ": " << checked.output);
     CHECK(checked.exit_code == 4);
-    CHECK_THAT(checked.output, Catch::Contains("over-provisioning differs") && Catch::Contains("100 per mille") &&
-                                   Catch::Contains("the superblock records 200 per mille"));
+    CHECK_THAT(checked.output, Catch::Contains("over-provisioning differs") && Catch::Contains("200 per mille") &&
+                                   Catch::Contains("the superblock records 300 per mille"));
     CHECK_THAT(checked.output, !Catch::Contains("rebuilt"));
   }
   CacheChip cache(dir, ImageAccess::read_write);
@@ -360,7 +360,7 @@ TEST_CASE("a superblock whose over-provisioning differs from the checkpoint's is
   CHECK_THAT(opened.status().message(), Catch::Contains("over-provisioning differs"));
   // With the format's over-provisioning everything is still there.
   FtlOptions right = options_of(dir, kSmallRamBytes);
-  right.overprovision_permille = 100;
+  right.overprovision_permille = 200;
   const auto reopened = Ftl::open(cache.chip, cache.clock, right);
   INFO(reopened.status().to_string());
   CHECK(reopened.is_ok());

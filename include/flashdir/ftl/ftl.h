@@ -88,6 +88,10 @@ class Ftl {
   // The logical pages an FTL would export on `geometry` with that spare share, or why the
   // geometry cannot hold an FTL.
   static Result<std::uint64_t> logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille);
+  // The least over-provisioning with which garbage collection can always make room on a full
+  // device of `geometry` (a few spare blocks, so a larger share of a small chip). Below it a
+  // full device may answer a write with "no space".
+  static Result<std::uint16_t> minimum_overprovision_permille(const Geometry& geometry);
 
   // Reads `count` pages from `first` into data (count * page_size bytes). Unwritten and trimmed
   // pages read as zeros; a page failing its checksum is a corruption error. On a metadata-only
