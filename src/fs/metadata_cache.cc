@@ -12,9 +12,10 @@
 namespace flashdir::fs {
 namespace {
 
-// Store keys: one header, then one record per name.
+// Store keys: one header, then one record per name and one per directory listing.
 constexpr char kHeaderKey[] = "h";
 constexpr char kNamePrefix = 'n';
+constexpr char kListingPrefix = 'l';
 constexpr std::string_view kHeaderTag = "flashdir metadata cache 1";
 
 // The attributes a record keeps, in order.
@@ -39,6 +40,24 @@ std::string encode_key(ObjectId parent, std::string_view name) {
   out.u64(parent.ino);
   std::copy(name.begin(), name.end(), key.begin() + 17);
   return key;
+}
+
+std::string encode_listing_key(ObjectId dir) {
+  std::string key(1 + 16, '\0');
+  key[0] = kListingPrefix;
+  LittleEndianWriter out(ByteSpan(reinterpret_cast<std::uint8_t*>(key.data()) + 1, 16));
+  out.u64(dir.dev);
+  out.u64(dir.ino);
+  return key;
+}
+
+std::optional<ObjectId> decode_listing_key(std::string_view key) {
+  if (key.size() != 17 || key[0] != kListingPrefix) return std::nullopt;
+  LittleEndianReader in(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(key.data()) + 1, 16));
+  ObjectId dir;
+  dir.dev = in.u64();
+  dir.ino = in.u64();
+  return dir;
 }
 
 std::optional<std::pair<ObjectId, std::string>> decode_key(std::string_view key) {
@@ -204,6 +223,18 @@ Status MetadataCache::load(bool keep_stored, ObjectId root) {
   {
     std::lock_guard lock(mutex_);
     for (const auto& [key, value] : records) {
+      if (!key.empty() && key[0] == kListingPrefix) {
+        auto dir = usable ? decode_listing_key(key) : std::nullopt;
+        auto listing = dir ? decode_listing(key, value) : std::nullopt;
+        if (usable && !listing) ++counts_.damaged_records;
+        if (listing && options_.max_entries != 0 && listed_names_ + listing->entries.size() <= options_.max_entries) {
+          put_listing_locked(*dir, std::make_shared<const DirectoryListing>(std::move(*listing)), false);
+          ++counts_.listings_loaded;
+          continue;
+        }
+        changes.push_back({key, std::nullopt});
+        continue;
+      }
       auto name = usable ? decode_key(key) : std::nullopt;
       auto decoded = name ? decode_value(key, value) : std::nullopt;
       if (usable && !decoded) ++counts_.damaged_records;
@@ -321,6 +352,47 @@ void MetadataCache::evict_locked(std::vector<MetadataCacheStore::Change>& remove
   }
 }
 
+std::shared_ptr<const DirectoryListing> MetadataCache::find_listing(ObjectId dir, const DirectoryVersion& version) {
+  std::lock_guard lock(mutex_);
+  auto it = listings_.find(dir);
+  if (it == listings_.end() || it->second.listing->version != version) {
+    ++counts_.listing_misses;
+    return nullptr;
+  }
+  ++counts_.listing_hits;
+  return it->second.listing;
+}
+
+void MetadataCache::record_listing(ObjectId dir, DirectoryListing listing) {
+  std::lock_guard lock(mutex_);
+  if (options_.max_entries == 0 || listing.entries.size() > options_.max_entries) return;
+  ++counts_.listings_recorded;
+  put_listing_locked(dir, std::make_shared<const DirectoryListing>(std::move(listing)), !store_path_.empty());
+  evict_listings_locked();
+}
+
+void MetadataCache::put_listing_locked(ObjectId dir, std::shared_ptr<const DirectoryListing> listing, bool unstored) {
+  KeptListing& kept = listings_[dir];
+  if (kept.listing != nullptr) listed_names_ -= kept.listing->entries.size();
+  listed_names_ += listing->entries.size();
+  kept.listing = std::move(listing);
+  if (unstored && !kept.unstored) unstored_listings_.push_back(dir);
+  kept.unstored = kept.unstored || unstored;
+}
+
+void MetadataCache::evict_listings_locked() {
+  if (listed_names_ <= options_.max_entries) return;
+  // As for names: an arbitrary sixteenth more than needed, so that the next listings fit.
+  const std::size_t target = options_.max_entries - options_.max_entries / 16;
+  while (listed_names_ > target && !listings_.empty()) {
+    auto it = listings_.begin();
+    listed_names_ -= it->second.listing->entries.size();
+    if (!store_path_.empty()) listings_to_unstore_.push_back(it->first);
+    listings_.erase(it);
+    ++counts_.evictions;
+  }
+}
+
 void MetadataCache::name_changed(ObjectId parent, std::string_view name) {
   std::vector<MetadataCacheStore::Change> removed;
   {
@@ -380,6 +452,18 @@ void MetadataCache::store_now() {
       it->second.stored = true;
     }
     unstored_.clear();
+    for (ObjectId dir : listings_to_unstore_) {
+      if (!listings_.contains(dir)) changes.push_back({encode_listing_key(dir), std::nullopt});
+    }
+    listings_to_unstore_.clear();
+    for (ObjectId dir : unstored_listings_) {
+      auto it = listings_.find(dir);
+      if (it == listings_.end() || !it->second.unstored) continue;
+      const std::string key = encode_listing_key(dir);
+      changes.push_back({key, encode_listing(key, *it->second.listing)});
+      it->second.unstored = false;
+    }
+    unstored_listings_.clear();
   }
   if (!changes.empty()) apply_locked(changes);
 }
@@ -403,6 +487,8 @@ MetadataCache::Counts MetadataCache::counts() const {
   std::lock_guard lock(mutex_);
   Counts counts = counts_;
   counts.entries = entries_.size();
+  counts.listings = listings_.size();
+  counts.listed_names = listed_names_;
   return counts;
 }
 

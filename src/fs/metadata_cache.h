@@ -1,6 +1,7 @@
 // The daemon's own cache of the backing tree (doc/daemon.md "Metadata cache"): for each name a
 // lookup asked the backing about, the object's attributes or that the name was missing, and
-// when the backing said so. A lookup inside the consistency model's bound for that answer is
+// when the backing said so; and directories' listings, each with the version of the directory
+// it was read at (directory_listing.h). A lookup inside the consistency model's bound for that answer is
 // served from here without a backing call, so a restarted daemon (whose kernel caches start
 // empty) knows the tree as the kernel knew it before: the cache is kept in CACHE/metadata
 // (MetadataCacheStore) and loaded at the next mount, on the same boot, over the same backing
@@ -36,6 +37,7 @@
 #include <absl/container/node_hash_map.h>
 
 #include "flashdir/metadata_cache_store.h"
+#include "fs/directory_listing.h"
 
 namespace flashdir::fs {
 
@@ -73,6 +75,12 @@ class MetadataCache {
     std::uint64_t voided_records = 0;  // answers a change overtook (see stamp())
     std::uint64_t damaged_records = 0;  // store records that failed their checksum (dropped)
     std::uint64_t store_errors = 0;
+    std::uint64_t listings = 0;         // directories whose listing is kept
+    std::uint64_t listed_names = 0;     // the names in them
+    std::uint64_t listings_loaded = 0;  // listings the store gave at the start
+    std::uint64_t listing_hits = 0;     // opendirs listed without reading the backing directory
+    std::uint64_t listing_misses = 0;   // opendirs that read it
+    std::uint64_t listings_recorded = 0;
   };
 
   // Kept across restarts in a MetadataCacheStore at `store_path`, unless it is empty. What the
@@ -105,6 +113,13 @@ class MetadataCache {
   // The attributes of `object` changed (or may have): every name's answer for it goes.
   void object_changed(ObjectId object);
 
+  // The listing kept of directory `dir` if the directory still has `version`. A version check
+  // rather than a bound: an opendir stats the directory anyway, as close-to-open asks.
+  std::shared_ptr<const DirectoryListing> find_listing(ObjectId dir, const DirectoryVersion& version);
+  // A whole listing of `dir`, read from the backing after a stat that gave its version, where
+  // listing_may_be_kept allowed it. Listings count against max_entries by their names.
+  void record_listing(ObjectId dir, DirectoryListing listing);
+
   // Writes what the store does not have yet (also done every store_interval by a thread).
   void store_now();
   Counts counts() const;
@@ -128,6 +143,10 @@ class MetadataCache {
     bool stored = false;    // the store has (or is being given) a record of it
   };
   using Entries = absl::node_hash_map<Key, Entry>;
+  struct KeptListing {
+    std::shared_ptr<const DirectoryListing> listing;
+    bool unstored = false;
+  };
 
   void open_store(ObjectId root, bool keep_stored);
   // Under store_mutex_: loads what the store holds (see the constructor); an error if it cannot
@@ -139,6 +158,10 @@ class MetadataCache {
   void erase_locked(Entries::iterator it, std::vector<MetadataCacheStore::Change>& removed_from_store);
   void object_changed_locked(ObjectId object, std::vector<MetadataCacheStore::Change>& removed_from_store);
   void evict_locked(std::vector<MetadataCacheStore::Change>& removed_from_store);
+  // Under mutex_: a listing from the store (at load) or the backing.
+  void put_listing_locked(ObjectId dir, std::shared_ptr<const DirectoryListing> listing, bool unstored);
+  // Under mutex_: drops listings until their names fit within max_entries.
+  void evict_listings_locked();
   // Applies removals to the store before the change that caused them is acknowledged.
   void remove_from_store(const std::vector<MetadataCacheStore::Change>& removals);
   // Under store_mutex_: writes `changes`, or gives the store up.
@@ -159,6 +182,12 @@ class MetadataCache {
   // of their names, and their link counts then change.
   absl::flat_hash_set<ObjectId> multi_linked_;
   std::vector<Key> unstored_;
+  absl::flat_hash_map<ObjectId, KeptListing> listings_;
+  std::size_t listed_names_ = 0;
+  // Listings the store has and memory no longer does: removed at the next store_now (a listing
+  // is served only for its directory's version, so a stale stored one is never wrong, only big).
+  std::vector<ObjectId> listings_to_unstore_;
+  std::vector<ObjectId> unstored_listings_;
   Counts counts_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -148,6 +148,12 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
     metadata.rows.emplace_back("voided_answers", names.voided_records);
     metadata.rows.emplace_back("damaged_records", names.damaged_records);
     metadata.rows.emplace_back("store_errors", names.store_errors);
+    metadata.rows.emplace_back("listings", names.listings);
+    metadata.rows.emplace_back("listed_names", names.listed_names);
+    metadata.rows.emplace_back("listings_loaded_at_start", names.listings_loaded);
+    metadata.rows.emplace_back("listings_recorded", names.listings_recorded);
+    metadata.rows.emplace_back("listing_hits", names.listing_hits);
+    metadata.rows.emplace_back("listing_misses", names.listing_misses);
     if (context.name_opener != nullptr) {
       const auto opener = context.name_opener->counts();
       metadata.rows.emplace_back("siblings_queued", opener.queued);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,96 @@ SysResult<fuse_entry_param> look_up_listed(MountContext& context, Inode& parent,
   return entry;
 }
 
+enum class Added { yes, gone, full };
+
+// Adds one listed entry to a READDIR(PLUS) reply in `buffer`, to be continued at `next`; with
+// plus, the entry carries its lookup. `gone`: removed since it was listed, left out, as a later
+// listing would; `full`: it does not fit, nothing added.
+SysResult<Added> add_entry(fuse_req_t req, MountContext& context, Inode& parent, bool plus, const char* name,
+                           std::uint64_t ino, unsigned char type, off_t next, std::vector<char>& buffer,
+                           std::size_t& used) {
+  const std::size_t room = buffer.size() - used;
+  if (plus) {
+    auto entry = look_up_listed(context, parent, name);
+    if (!entry.is_ok()) {
+      if (entry.error() == ENOENT) return Added::gone;
+      return Errno{entry.error()};
+    }
+    const std::size_t size = fuse_add_direntry_plus(req, buffer.data() + used, room, name, &*entry, next);
+    if (size > room) {
+      context.inodes->forget(inode_of(context, entry->ino), 1);  // not sent: the kernel will not count it
+      return Added::full;
+    }
+    used += size;
+    return Added::yes;
+  }
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_mode = static_cast<mode_t>(type) << 12;
+  const std::size_t size = fuse_add_direntry(req, buffer.data() + used, room, name, &st, next);
+  if (size > room) return Added::full;
+  used += size;
+  return Added::yes;
+}
+
+// From a listing the metadata cache kept: entry i continues at offset i + 1.
+int read_kept_listing(fuse_req_t req, MountContext& context, Inode& parent, const DirectoryListing& listing,
+                      off_t offset, bool plus, std::vector<char>& buffer, std::size_t& used) {
+  for (auto i = static_cast<std::size_t>(std::max<off_t>(offset, 0)); i < listing.entries.size(); ++i) {
+    const ListedEntry& entry = listing.entries[i];
+    auto added = add_entry(req, context, parent, plus, entry.name.c_str(), entry.ino, entry.type,
+                           static_cast<off_t>(i + 1), buffer, used);
+    if (!added.is_ok()) return added.error();
+    if (*added == Added::full) break;
+  }
+  return 0;
+}
+
+// From the backing directory's stream, recording what it lists if the handle records.
+int read_stream(fuse_req_t req, MountContext& context, Inode& parent, bool at_root, DirHandle& handle, off_t offset,
+                bool plus, std::vector<char>& buffer, std::size_t& used) {
+  if (offset != handle.offset) {
+    ::seekdir(handle.stream, offset);
+    handle.offset = offset;
+    handle.recording.reset();  // no longer read in order from the start
+  }
+  int error = 0;
+  while (true) {
+    errno = 0;
+    const dirent* entry = ::readdir(handle.stream);
+    if (entry == nullptr) {
+      error = errno;
+      if (error == 0 && handle.recording && context.metadata != nullptr) {
+        DirHandle::Recording& done = *handle.recording;
+        context.metadata->record_listing(done.dir, DirectoryListing{done.version, std::move(done.entries)});
+      }
+      handle.recording.reset();
+      break;
+    }
+    // The control directory shadows a backing entry of its name at the root.
+    if (is_dot_or_dotdot(entry->d_name) || (at_root && std::strcmp(entry->d_name, kControlDirName) == 0)) {
+      handle.offset = entry->d_off;
+      continue;
+    }
+    auto added = add_entry(req, context, parent, plus, entry->d_name, entry->d_ino, entry->d_type, entry->d_off,
+                           buffer, used);
+    if (!added.is_ok()) {
+      error = added.error();
+      handle.recording.reset();
+      break;
+    }
+    if (*added == Added::full) break;
+    if (*added == Added::gone) handle.recording.reset();  // the directory changed while listed
+    if (*added == Added::yes && handle.recording)
+      handle.recording->entries.push_back({entry->d_name, entry->d_ino, entry->d_type});
+    handle.offset = entry->d_off;
+  }
+  // The stream read one entry past the last one sent when the buffer filled; the next
+  // readdir continues at the first entry not sent.
+  ::seekdir(handle.stream, handle.offset);
+  return error;
+}
+
 void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
   MountContext& context = context_of(req);
   context.counters.count(Op::readdir);
@@ -43,54 +134,9 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
   int error = 0;
   {
     std::lock_guard lock(handle.mutex);
-    if (offset != handle.offset) {
-      ::seekdir(handle.stream, offset);
-      handle.offset = offset;
-    }
-    const bool at_root = ino == FUSE_ROOT_ID;
     Inode& parent = inode_of(context, ino);
-    while (true) {
-      errno = 0;
-      const dirent* entry = ::readdir(handle.stream);
-      if (entry == nullptr) {
-        error = errno;
-        break;
-      }
-      // The control directory shadows a backing entry of its name at the root.
-      if (is_dot_or_dotdot(entry->d_name) || (at_root && std::strcmp(entry->d_name, kControlDirName) == 0)) {
-        handle.offset = entry->d_off;
-        continue;
-      }
-      std::size_t entry_size = 0;
-      if (plus) {
-        auto entry_param = look_up_listed(context, parent, entry->d_name);
-        if (!entry_param.is_ok()) {
-          // Removed since readdir saw it: leave it out, as a later readdir would.
-          if (entry_param.error() == ENOENT) {
-            handle.offset = entry->d_off;
-            continue;
-          }
-          error = entry_param.error();
-          break;
-        }
-        entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, entry->d_name, &*entry_param, entry->d_off);
-        if (entry_size > size - used) {
-          context.inodes->forget(inode_of(context, entry_param->ino), 1);  // not sent: the kernel will not count it
-          break;
-        }
-      } else {
-        struct stat st {};
-        st.st_ino = entry->d_ino;
-        st.st_mode = static_cast<mode_t>(entry->d_type) << 12;
-        entry_size = fuse_add_direntry(req, buffer.data() + used, size - used, entry->d_name, &st, entry->d_off);
-        if (entry_size > size - used) break;
-      }
-      used += entry_size;
-      handle.offset = entry->d_off;
-    }
-    // The stream read one entry past the last one sent when the buffer filled; the next
-    // readdir continues at the first entry not sent.
-    ::seekdir(handle.stream, handle.offset);
+    error = handle.listing != nullptr ? read_kept_listing(req, context, parent, *handle.listing, offset, plus, buffer, used)
+                                      : read_stream(req, context, parent, ino == FUSE_ROOT_ID, handle, offset, plus, buffer, used);
   }
   // Entries already in the buffer carry lookups the kernel must see; an error is reported
   // only if nothing was collected.
@@ -108,31 +154,36 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // callers must hear it.
   if (ino == FUSE_ROOT_ID && backing_gone(context)) return reply_error(req, EIO);
   Inode& inode = inode_of(context, ino);
+  const std::int64_t stat_ns = realtime_ns();  // no later than the stat below
   std::optional<struct statx> opened_by_name;  // the stat that checked a directory known by name only
   auto fd = context.inodes->path_fd(inode, &opened_by_name);
   if (!fd.is_ok()) return reply_error(req, fd.error());
-  const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return reply_error(req, errno);
+  // The directory as it is now, before anything of it is read: a kept listing is served only
+  // for this version, and one read now is recorded for it. The check of a directory known by
+  // name only has just stat'ed it.
+  auto stat = opened_by_name ? SysResult<struct statx>(*opened_by_name)
+                             : statx_of((*fd)->get(), STATX_BASIC_STATS, AT_STATX_FORCE_SYNC);
+  const std::optional<struct stat> st = stat.is_ok() ? std::optional(stat_from_statx(*stat)) : std::nullopt;
+  MetadataCache* metadata = st ? context.metadata.get() : nullptr;
   auto handle = std::make_unique<DirHandle>();
-  handle->stream = ::fdopendir(dir_fd);
-  if (handle->stream == nullptr) {
-    const int error = errno;
-    ::close(dir_fd);
-    return reply_error(req, error);
+  if (metadata != nullptr) handle->listing = metadata->find_listing(object_of(*st), DirectoryVersion::of(*st));
+  if (handle->listing == nullptr) {
+    const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return reply_error(req, errno);
+    handle->stream = ::fdopendir(dir_fd);
+    if (handle->stream == nullptr) {
+      const int error = errno;
+      ::close(dir_fd);
+      return reply_error(req, error);
+    }
+    if (metadata != nullptr && listing_may_be_kept(DirectoryVersion::of(*st), stat_ns))
+      handle->recording = DirHandle::Recording{object_of(*st), DirectoryVersion::of(*st), {}};
   }
   // The kernel keeps the listing it read (cache_readdir) until the directory changes through
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it
   // changed behind the mount (close-to-open, as for a file's pages).
   fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
-  // The directory as it is now: the check of a directory known by name only has just stat'ed it.
-  struct stat st {};
-  bool known = true;
-  if (opened_by_name) {
-    st = stat_from_statx(*opened_by_name);
-  } else {
-    known = ::fstat(dir_fd, &st) == 0;
-  }
-  fi->keep_cache = known && kernel_may_keep_cache(context, inode, ino, st) ? 1 : 0;
+  fi->keep_cache = st && kernel_may_keep_cache(context, inode, ino, *st) ? 1 : 0;
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }
@@ -155,8 +206,22 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   context_of(req).counters.count(Op::fsyncdir);
   if (is_control_ino(ino)) return static_cast<void>(fuse_reply_err(req, 0));
-  const int fd = ::dirfd(dir_handle(fi).stream);
-  if ((datasync != 0 ? ::fdatasync(fd) : ::fsync(fd)) != 0) return reply_error(req, errno);
+  DirHandle& handle = dir_handle(fi);
+  if (handle.stream != nullptr) {
+    const int fd = ::dirfd(handle.stream);
+    if ((datasync != 0 ? ::fdatasync(fd) : ::fsync(fd)) != 0) return reply_error(req, errno);
+    return static_cast<void>(fuse_reply_err(req, 0));
+  }
+  // Served from a kept listing: the directory itself was not opened.
+  MountContext& context = context_of(req);
+  auto path = context.inodes->path_fd(inode_of(context, ino));
+  if (!path.is_ok()) return reply_error(req, path.error());
+  const int fd = ::openat((*path)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return reply_error(req, errno);
+  const int synced = datasync != 0 ? ::fdatasync(fd) : ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (synced != 0) return reply_error(req, error);
   fuse_reply_err(req, 0);
 }
 

@@ -1,6 +1,7 @@
 // The daemon's metadata cache: answers held within their bound and no longer, changes through
 // the mount removing what they make untrue (also from the store, as a crash right after them
 // finds it), and what a restart may and may not load.
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 
 #include "flashdir/metadata_cache_store.h"
+#include "fs/directory_listing.h"
 #include "fs/metadata_cache.h"
 #include "support/temp_dir.h"
 
@@ -264,4 +266,128 @@ TEST_CASE("a store that cannot be opened is started afresh") {
   cache.store_now();
   CHECK(cache.counts().store_errors == 0);
   CHECK(cache.find(kRoot, "a", t));
+}
+
+namespace {
+
+DirectoryListing listing_of(std::int64_t changed_ns, std::vector<std::string> names) {
+  DirectoryListing listing;
+  listing.version = {changed_ns, changed_ns, static_cast<std::int64_t>(names.size()) * 32};
+  std::uint64_t ino = 100;
+  for (auto& name : names) listing.entries.push_back({std::move(name), ino++, DT_REG});
+  return listing;
+}
+
+}  // namespace
+
+TEST_CASE("a listing is served for the directory's version it was read at, and no other") {
+  auto cache = in_memory(60);
+  const std::int64_t t = now_ns() - 10 * kSecond;
+  const ObjectId dir{kRoot.dev, 30};
+  cache->record_listing(dir, listing_of(t, {"a", "b", "c"}));
+  const auto kept = cache->find_listing(dir, listing_of(t, {"a", "b", "c"}).version);
+  REQUIRE(kept != nullptr);
+  CHECK(kept->entries == listing_of(t, {"a", "b", "c"}).entries);
+  DirectoryVersion changed = kept->version;
+  for (auto* field : {&changed.mtime_ns, &changed.ctime_ns, &changed.size}) {
+    const std::int64_t was = *field;
+    *field += 1;
+    CHECK(cache->find_listing(dir, changed) == nullptr);
+    *field = was;
+  }
+  CHECK(cache->find_listing(ObjectId{kRoot.dev, 31}, kept->version) == nullptr);
+  // A newer listing of the directory replaces the older one.
+  cache->record_listing(dir, listing_of(t + kSecond, {"a"}));
+  CHECK(cache->find_listing(dir, kept->version) == nullptr);
+  CHECK(cache->counts().listings == 1);
+  CHECK(cache->counts().listed_names == 1);
+  CHECK(cache->counts().listing_hits == 1);
+}
+
+TEST_CASE("a listing is kept only for a directory unchanged for a while before its stat") {
+  // A change in the same clock tick as the directory's last one would leave its times as they
+  // were: the listing read before it would be served after it.
+  const std::int64_t stat_ns = now_ns();
+  const std::int64_t racy = static_cast<std::int64_t>(kRacyChangeSeconds * 1e9);
+  CHECK(listing_may_be_kept(DirectoryVersion{stat_ns - racy, stat_ns - racy, 0}, stat_ns));
+  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns - racy + 1, stat_ns - racy, 0}, stat_ns));
+  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns - racy, stat_ns - racy + 1, 0}, stat_ns));
+  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns + kSecond, stat_ns - racy, 0}, stat_ns));
+}
+
+TEST_CASE("listings count against max_entries by their names") {
+  auto cache = in_memory(60, 32);
+  const std::int64_t t = now_ns() - 10 * kSecond;
+  for (std::uint64_t d = 0; d < 20; ++d) cache->record_listing(ObjectId{kRoot.dev, 1000 + d}, listing_of(t, {"x", "y", "z"}));
+  CHECK(cache->counts().listed_names <= 32);
+  CHECK(cache->counts().listings >= 8);
+  CHECK(cache->counts().evictions > 0);
+  cache->record_listing(ObjectId{kRoot.dev, 5000}, listing_of(t, std::vector<std::string>(33, "n")));
+  CHECK(cache->find_listing(ObjectId{kRoot.dev, 5000}, listing_of(t, {}).version) == nullptr);
+  auto none = in_memory(60, 0);
+  none->record_listing(ObjectId{kRoot.dev, 1}, listing_of(t, {}));
+  CHECK(none->counts().listings == 0);
+}
+
+TEST_CASE("listings are kept across a restart, and a damaged one is dropped, never served") {
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns() - 10 * kSecond;
+  const ObjectId first{kRoot.dev, 40}, second{kRoot.dev, 41};
+  const std::vector<std::string> names{"one", "two", std::string(255, 'l')};
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    cache.record_listing(first, listing_of(t, names));
+    cache.record_listing(second, listing_of(t, {"x"}));
+  }
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().listings_loaded == 2);
+    const auto kept = cache.find_listing(first, listing_of(t, names).version);
+    REQUIRE(kept != nullptr);
+    CHECK(kept->entries == listing_of(t, names).entries);
+  }
+  {
+    auto store = MetadataCacheStore::open(path);
+    REQUIRE(store.is_ok());
+    std::vector<MetadataCacheStore::Change> changes;
+    REQUIRE(store.value()->for_each([&](std::string_view key, std::string_view value) {
+      if (key.size() != 17 || key[0] != 'l' || key[9] != 40) return;
+      std::string damaged(value);
+      damaged[4 * 8 + 8 + 1 + 2] ^= 0x20;  // a letter of the first name
+      changes.push_back({std::string(key), damaged});
+    }).is_ok());
+    REQUIRE(changes.size() == 1);
+    REQUIRE(store.value()->apply(changes).is_ok());
+  }
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    CHECK(cache.counts().damaged_records == 1);
+    CHECK(cache.find_listing(first, listing_of(t, names).version) == nullptr);
+    CHECK(cache.find_listing(second, listing_of(t, {"x"}).version) != nullptr);
+  }
+  // A store written over another root is dropped whole, listings with the names.
+  MetadataCache other_root(options(60), path, ObjectId{8, 2}, true);
+  CHECK(other_root.counts().listings_loaded == 0);
+  CHECK(other_root.counts().store_errors == 0);
+}
+
+TEST_CASE("a listing record decodes to what was encoded, and nothing else does") {
+  const DirectoryListing listing = listing_of(123456789, {"a", "bb", "ccc"});
+  const std::string encoded = encode_listing("key", listing);
+  const auto decoded = decode_listing("key", encoded);
+  REQUIRE(decoded);
+  CHECK(decoded->version == listing.version);
+  CHECK(decoded->entries == listing.entries);
+  CHECK_FALSE(decode_listing("other key", encoded));
+  for (std::size_t cut : {std::size_t{0}, std::size_t{7}, encoded.size() - 1}) CHECK_FALSE(decode_listing("key", encoded.substr(0, cut)));
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    std::string flipped = encoded;
+    flipped[i] ^= 0x04;
+    INFO("byte " << i);
+    CHECK_FALSE(decode_listing("key", flipped));
+  }
+  const auto empty = decode_listing("key", encode_listing("key", DirectoryListing{}));
+  REQUIRE(empty);
+  CHECK(empty->entries.empty());
 }

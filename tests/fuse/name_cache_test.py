@@ -4,7 +4,9 @@ numbers, mounted with identity=inode as an NFS store would be): a restarted daem
 names it knew without asking the store, after a clean unmount and after kill -9; changes made
 through the mount just before a kill -9 are all seen after it (the tree through the mount is
 the backing tree, name by name, mode, size and link count); a change behind the mount is seen
-within the bound after a restart as before it; opening a file after a restart opens its
+within the bound after a restart as before it; a directory's listing is served from the daemon's
+cache while the directory is unchanged, also after a restart, and a change behind it is listed at
+the next opendir; opening a file after a restart opens its
 siblings in the background, and a sibling replaced behind the mount reads as the new file; and over a store that renumbers inodes
 (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
 timed. Exits 77 where /dev/fuse or root is missing."""
@@ -147,6 +149,46 @@ def a_restart_opens_the_siblings_of_a_read_file(check, top):
                         f"opening the first file queued its siblings ({figures})")
 
 
+def listings(mnt):
+    """Every directory's listing below `mnt`, sorted."""
+    return {os.path.relpath(root, mnt): sorted(dirs + files) for root, dirs, files in os.walk(mnt)}
+
+
+def listings_are_kept_for_the_directory_version(check, top):
+    """A directory read whole is listed again from the daemon's cache while its version (times,
+    size) is the one it was read at, also after a restart: the store sees no readdir. A name made
+    or removed behind the mount changes the version and is listed at the next opendir."""
+    backing, slow, mnt, cache = layout(top, "listings")
+    time.sleep(2.2)  # kept only for directories unchanged for 2 s (directory_listing.h)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            expected = listings(backing)
+            check.check(listings(mnt) == expected, "the listings through the mount are the backing's")
+            recorded = names(mnt)["listings_recorded"]
+            check.check(recorded >= 2 * DIRS + 1, f"each directory read whole is recorded ({recorded})")
+        for how in ("clean unmount", "kill -9"):
+            with harness.Mount(slow, mnt, cache, OPTIONS) as mount:
+                seen = {}
+                calls = calls_of(store, lambda: seen.update(listings(mnt)))
+                check.check(seen == expected, f"after a {how}, the listings are the backing's")
+                check.check(calls.get("readdir", 0) == 0 and calls.get("opendir", 0) == 0,
+                            f"after a {how}, no directory is read from the store ({calls})")
+                check.check(names(mnt)["listings_loaded_at_start"] >= 2 * DIRS + 1,
+                            f"after a {how}, the listings come from the store ({names(mnt)})")
+                if how == "kill -9":
+                    continue
+                time.sleep(1.5)  # the daemon stores new listings once a second
+                mount.kill9()
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            listings(mnt)
+            with open(f"{backing}/d0/made-behind", "w") as f:
+                f.write("m")
+            os.unlink(f"{backing}/d1/f3")
+            os.mkdir(f"{backing}/d2/sub/deeper")
+            check.check(listings(mnt) == listings(backing),
+                        "names made and removed behind the mount are listed at the next opendir")
+
+
 def a_change_behind_is_seen_within_the_bound(check, top):
     backing, slow, mnt, cache = layout(top, "behind")
     bound = 1.0
@@ -182,6 +224,7 @@ def main():
         sys.exit("SLOWSTORE must name the slowstore binary")
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
                                               a_restart_opens_the_siblings_of_a_read_file,
+                                              listings_are_kept_for_the_directory_version,
                                               a_change_behind_is_seen_within_the_bound, none_over_a_renumbering_store]))
 
 

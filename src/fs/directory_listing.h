@@ -1,0 +1,54 @@
+// A directory's entries as the backing listed them, and the version of the directory they
+// belong to (doc/daemon.md "Metadata cache"). The metadata cache keeps listings so that an
+// opendir whose stat finds the directory unchanged lists it without reading it from the backing
+// again, also after a restart.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flashdir::fs {
+
+// What a change of a directory's entries moves: its modification and change times (and, on
+// most file systems, its size). A listing is served only while the directory still has the
+// version it was read at.
+struct DirectoryVersion {
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::int64_t size = 0;
+  bool operator==(const DirectoryVersion&) const = default;
+  static DirectoryVersion of(const struct stat& st);
+};
+
+struct ListedEntry {
+  std::string name;
+  std::uint64_t ino = 0;
+  unsigned char type = 0;  // a dirent d_type
+  bool operator==(const ListedEntry&) const = default;
+};
+
+struct DirectoryListing {
+  DirectoryVersion version;
+  std::vector<ListedEntry> entries;  // without "." and ".."
+};
+
+// Whether a listing read after a stat gave `version` at `stat_ns` (CLOCK_REALTIME) may be kept.
+// A file system stamps times at a granularity (a jiffy on ext4, a second on some stores): a
+// change made in the same tick as the last one, after the listing was read, would leave the
+// version as it was. So a listing is kept only if the directory had last changed at least
+// kRacyChangeSeconds before the stat (git's "racy" rule for its index): any later change then
+// moves the times.
+inline constexpr double kRacyChangeSeconds = 2.0;
+bool listing_may_be_kept(const DirectoryVersion& version, std::int64_t stat_ns);
+
+// A store record of `listing` under store key `key`, ending in a checksum of both.
+std::string encode_listing(std::string_view key, const DirectoryListing& listing);
+// The listing a record holds; nullopt if it is damaged (checksum, lengths, trailing bytes).
+std::optional<DirectoryListing> decode_listing(std::string_view key, std::string_view value);
+
+}  // namespace flashdir::fs
