@@ -380,6 +380,14 @@ void MetadataCache::put_listing_locked(ObjectId dir, std::shared_ptr<const Direc
   kept.unstored = kept.unstored || unstored;
 }
 
+void MetadataCache::drop_listing_locked(ObjectId dir, std::vector<MetadataCacheStore::Change>& removed_from_store) {
+  auto it = listings_.find(dir);
+  if (it == listings_.end()) return;
+  listed_names_ -= it->second.listing->entries.size();
+  listings_.erase(it);
+  if (!store_path_.empty()) removed_from_store.push_back({encode_listing_key(dir), std::nullopt});
+}
+
 void MetadataCache::evict_listings_locked() {
   if (listed_names_ <= options_.max_entries) return;
   // As for names: an arbitrary sixteenth more than needed, so that the next listings fit.
@@ -398,6 +406,7 @@ void MetadataCache::name_changed(ObjectId parent, std::string_view name) {
   {
     std::lock_guard lock(mutex_);
     changes_.fetch_add(1, std::memory_order_acq_rel);
+    drop_listing_locked(parent, removed);
     auto it = entries_.find(Key{parent, std::string(name)});
     if (it != entries_.end() && it->second.present) {
       object_changed_locked(object_of(it->second.attributes), removed);

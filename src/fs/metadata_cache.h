@@ -108,7 +108,8 @@ class MetadataCache {
   void record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns, std::uint64_t stamp);
 
   // A change through the mount: `name` in `parent` was made, removed or replaced (the object it
-  // named loses its answers under every name: its link count and change time moved).
+  // named loses its answers under every name: its link count and change time moved; `parent`
+  // loses its listing).
   void name_changed(ObjectId parent, std::string_view name);
   // The attributes of `object` changed (or may have): every name's answer for it goes.
   void object_changed(ObjectId object);
@@ -160,6 +161,10 @@ class MetadataCache {
   void evict_locked(std::vector<MetadataCacheStore::Change>& removed_from_store);
   // Under mutex_: a listing from the store (at load) or the backing.
   void put_listing_locked(ObjectId dir, std::shared_ptr<const DirectoryListing> listing, bool unstored);
+  // Under mutex_: drops the listing of `dir` (a name in it changed through the mount). Its
+  // version would tell the next opendir as much, but a store that keeps no directory times
+  // would not.
+  void drop_listing_locked(ObjectId dir, std::vector<MetadataCacheStore::Change>& removed_from_store);
   // Under mutex_: drops listings until their names fit within max_entries.
   void evict_listings_locked();
   // Applies removals to the store before the change that caused them is acknowledged.

@@ -391,3 +391,25 @@ TEST_CASE("a listing record decodes to what was encoded, and nothing else does")
   REQUIRE(empty);
   CHECK(empty->entries.empty());
 }
+
+TEST_CASE("a name changed through the mount drops its directory's listing, from the store too") {
+  // Its version would tell the next opendir as much, but not on a store that keeps no
+  // directory times; and a crash right after the change must not bring the listing back.
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns() - 10 * kSecond;
+  const ObjectId changed{kRoot.dev, 50}, other{kRoot.dev, 51};
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    cache.record_listing(changed, listing_of(t, {"a"}));
+    cache.record_listing(other, listing_of(t, {"b"}));
+    cache.store_now();
+    cache.name_changed(changed, "made");
+    CHECK(cache.find_listing(changed, listing_of(t, {"a"}).version) == nullptr);
+    CHECK(cache.find_listing(other, listing_of(t, {"b"}).version) != nullptr);
+    CHECK(cache.counts().listed_names == 1);
+  }
+  MetadataCache cache(options(60), path, kRoot, true);
+  CHECK(cache.counts().listings_loaded == 1);
+  CHECK(cache.find_listing(changed, listing_of(t, {"a"}).version) == nullptr);
+}
