@@ -22,10 +22,12 @@ struct DirHandle {
   DIR* stream = nullptr;
   off_t offset = 0;  // where `stream` stands, in the d_off values handed to the kernel
   // A stream read whole from its start, in order, records what it lists for the metadata cache:
-  // the directory and its version at the opendir's stat, and the entries sent so far.
+  // the directory and its version at the opendir's stat, the cache's stamp() before it, and the
+  // entries sent so far.
   struct Recording {
     ObjectId dir;
     DirectoryVersion version;
+    std::uint64_t stamp = 0;
     std::vector<ListedEntry> entries;
   };
   std::optional<Recording> recording;

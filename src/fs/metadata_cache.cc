@@ -363,9 +363,13 @@ std::shared_ptr<const DirectoryListing> MetadataCache::find_listing(ObjectId dir
   return it->second.listing;
 }
 
-void MetadataCache::record_listing(ObjectId dir, DirectoryListing listing) {
+void MetadataCache::record_listing(ObjectId dir, DirectoryListing listing, std::uint64_t stamp) {
   std::lock_guard lock(mutex_);
   if (options_.max_entries == 0 || listing.entries.size() > options_.max_entries) return;
+  if (stamp != changes_.load(std::memory_order_acquire)) {
+    ++counts_.voided_records;
+    return;
+  }
   ++counts_.listings_recorded;
   put_listing_locked(dir, std::make_shared<const DirectoryListing>(std::move(listing)), !store_path_.empty());
   evict_listings_locked();

@@ -1,9 +1,9 @@
 // The daemon's own cache of the backing tree (doc/daemon.md "Metadata cache"): for each name a
 // lookup asked the backing about, the object's attributes or that the name was missing, and
 // when the backing said so; and directories' listings, each with the version of the directory
-// it was read at (directory_listing.h). A lookup inside the consistency model's bound for that answer is
-// served from here without a backing call, so a restarted daemon (whose kernel caches start
-// empty) knows the tree as the kernel knew it before: the cache is kept in CACHE/metadata
+// it was read at (directory_listing.h). A lookup inside the consistency model's bound for that
+// answer is served from here without a backing call, so a restarted daemon (whose kernel caches
+// start empty) knows the tree as the kernel knew it before: the cache is kept in CACHE/metadata
 // (MetadataCacheStore) and loaded at the next mount, on the same boot, over the same backing
 // root. A change made through the mount removes what it makes untrue before its reply, in
 // memory and in the store.
@@ -118,8 +118,10 @@ class MetadataCache {
   // rather than a bound: an opendir stats the directory anyway, as close-to-open asks.
   std::shared_ptr<const DirectoryListing> find_listing(ObjectId dir, const DirectoryVersion& version);
   // A whole listing of `dir`, read from the backing after a stat that gave its version, where
-  // listing_may_be_kept allowed it. Listings count against max_entries by their names.
-  void record_listing(ObjectId dir, DirectoryListing listing);
+  // listing_may_be_kept allowed it, and after stamp() gave `stamp`: a change through the mount
+  // meanwhile voids it, as it voids a lookup's answer. Listings count against max_entries by
+  // their names.
+  void record_listing(ObjectId dir, DirectoryListing listing, std::uint64_t stamp);
 
   // Writes what the store does not have yet (also done every store_interval by a thread).
   void store_now();

@@ -95,7 +95,7 @@ int read_stream(fuse_req_t req, MountContext& context, Inode& parent, bool at_ro
       error = errno;
       if (error == 0 && handle.recording && context.metadata != nullptr) {
         DirHandle::Recording& done = *handle.recording;
-        context.metadata->record_listing(done.dir, DirectoryListing{done.version, std::move(done.entries)});
+        context.metadata->record_listing(done.dir, DirectoryListing{done.version, std::move(done.entries)}, done.stamp);
       }
       handle.recording.reset();
       break;
@@ -155,6 +155,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (ino == FUSE_ROOT_ID && backing_gone(context)) return reply_error(req, EIO);
   Inode& inode = inode_of(context, ino);
   const std::int64_t stat_ns = realtime_ns();  // no later than the stat below
+  const std::uint64_t stamp = context.metadata != nullptr ? context.metadata->stamp() : 0;
   std::optional<struct statx> opened_by_name;  // the stat that checked a directory known by name only
   auto fd = context.inodes->path_fd(inode, &opened_by_name);
   if (!fd.is_ok()) return reply_error(req, fd.error());
@@ -177,7 +178,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return reply_error(req, error);
     }
     if (metadata != nullptr && listing_may_be_kept(DirectoryVersion::of(*st), stat_ns))
-      handle->recording = DirHandle::Recording{object_of(*st), DirectoryVersion::of(*st), {}};
+      handle->recording = DirHandle::Recording{object_of(*st), DirectoryVersion::of(*st), stamp, {}};
   }
   // The kernel keeps the listing it read (cache_readdir) until the directory changes through
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it

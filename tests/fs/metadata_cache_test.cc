@@ -284,7 +284,7 @@ TEST_CASE("a listing is served for the directory's version it was read at, and n
   auto cache = in_memory(60);
   const std::int64_t t = now_ns() - 10 * kSecond;
   const ObjectId dir{kRoot.dev, 30};
-  cache->record_listing(dir, listing_of(t, {"a", "b", "c"}));
+  cache->record_listing(dir, listing_of(t, {"a", "b", "c"}), cache->stamp());
   const auto kept = cache->find_listing(dir, listing_of(t, {"a", "b", "c"}).version);
   REQUIRE(kept != nullptr);
   CHECK(kept->entries == listing_of(t, {"a", "b", "c"}).entries);
@@ -297,7 +297,7 @@ TEST_CASE("a listing is served for the directory's version it was read at, and n
   }
   CHECK(cache->find_listing(ObjectId{kRoot.dev, 31}, kept->version) == nullptr);
   // A newer listing of the directory replaces the older one.
-  cache->record_listing(dir, listing_of(t + kSecond, {"a"}));
+  cache->record_listing(dir, listing_of(t + kSecond, {"a"}), cache->stamp());
   CHECK(cache->find_listing(dir, kept->version) == nullptr);
   CHECK(cache->counts().listings == 1);
   CHECK(cache->counts().listed_names == 1);
@@ -318,14 +318,14 @@ TEST_CASE("a listing is kept only for a directory unchanged for a while before i
 TEST_CASE("listings count against max_entries by their names") {
   auto cache = in_memory(60, 32);
   const std::int64_t t = now_ns() - 10 * kSecond;
-  for (std::uint64_t d = 0; d < 20; ++d) cache->record_listing(ObjectId{kRoot.dev, 1000 + d}, listing_of(t, {"x", "y", "z"}));
+  for (std::uint64_t d = 0; d < 20; ++d) cache->record_listing(ObjectId{kRoot.dev, 1000 + d}, listing_of(t, {"x", "y", "z"}), cache->stamp());
   CHECK(cache->counts().listed_names <= 32);
   CHECK(cache->counts().listings >= 8);
   CHECK(cache->counts().evictions > 0);
-  cache->record_listing(ObjectId{kRoot.dev, 5000}, listing_of(t, std::vector<std::string>(33, "n")));
+  cache->record_listing(ObjectId{kRoot.dev, 5000}, listing_of(t, std::vector<std::string>(33, "n")), cache->stamp());
   CHECK(cache->find_listing(ObjectId{kRoot.dev, 5000}, listing_of(t, {}).version) == nullptr);
   auto none = in_memory(60, 0);
-  none->record_listing(ObjectId{kRoot.dev, 1}, listing_of(t, {}));
+  none->record_listing(ObjectId{kRoot.dev, 1}, listing_of(t, {}), none->stamp());
   CHECK(none->counts().listings == 0);
 }
 
@@ -337,8 +337,8 @@ TEST_CASE("listings are kept across a restart, and a damaged one is dropped, nev
   const std::vector<std::string> names{"one", "two", std::string(255, 'l')};
   {
     MetadataCache cache(options(60), path, kRoot, true);
-    cache.record_listing(first, listing_of(t, names));
-    cache.record_listing(second, listing_of(t, {"x"}));
+    cache.record_listing(first, listing_of(t, names), cache.stamp());
+    cache.record_listing(second, listing_of(t, {"x"}), cache.stamp());
   }
   {
     MetadataCache cache(options(60), path, kRoot, true);
@@ -392,6 +392,17 @@ TEST_CASE("a listing record decodes to what was encoded, and nothing else does")
   CHECK(empty->entries.empty());
 }
 
+TEST_CASE("a listing read while a change was made through the mount is not kept") {
+  auto cache = in_memory(60);
+  const std::int64_t t = now_ns() - 10 * kSecond;
+  const ObjectId dir{kRoot.dev, 60};
+  const std::uint64_t stamp = cache->stamp();
+  cache->name_changed(dir, "made while it was read");
+  cache->record_listing(dir, listing_of(t, {"a"}), stamp);
+  CHECK(cache->find_listing(dir, listing_of(t, {"a"}).version) == nullptr);
+  CHECK(cache->counts().voided_records == 1);
+}
+
 TEST_CASE("a name changed through the mount drops its directory's listing, from the store too") {
   // Its version would tell the next opendir as much, but not on a store that keeps no
   // directory times; and a crash right after the change must not bring the listing back.
@@ -401,8 +412,8 @@ TEST_CASE("a name changed through the mount drops its directory's listing, from 
   const ObjectId changed{kRoot.dev, 50}, other{kRoot.dev, 51};
   {
     MetadataCache cache(options(60), path, kRoot, true);
-    cache.record_listing(changed, listing_of(t, {"a"}));
-    cache.record_listing(other, listing_of(t, {"b"}));
+    cache.record_listing(changed, listing_of(t, {"a"}), cache.stamp());
+    cache.record_listing(other, listing_of(t, {"b"}), cache.stamp());
     cache.store_now();
     cache.name_changed(changed, "made");
     CHECK(cache.find_listing(changed, listing_of(t, {"a"}).version) == nullptr);
