@@ -43,7 +43,7 @@ inline constexpr std::uint64_t kMinimumCacheBlocks = 32;
 // Above half the chip kept spare, a cache gives away more than it keeps for little less wear.
 inline constexpr std::uint16_t kMaxOverprovisionPermille = 500;
 // The spare share a cache gets unless told, where its chip needs no more for GC
-// (Ftl::minimum_overprovision_permille: a chip of fewer than about 64 usable blocks does).
+// (Ftl::minimum_overprovision_permille: a chip of fewer than 58 usable blocks does).
 inline constexpr std::uint16_t kDefaultOverprovisionPermille = 70;
 
 // The device RAM a cache gets unless told: a sixteenth of its capacity, from 4 MiB to 64 MiB.

@@ -48,7 +48,8 @@ struct FtlLayout {
   // The translation pages of a logical space as large as the chip.
   std::uint64_t translation_pages_max() const;
   // The least over-provisioning with which GC can always make the room a host request asks
-  // for on a full device (doc/ftl.md "Layout"); 7% covers it from about 64 usable blocks.
+  // for on a full device (doc/ftl.md "Layout"); 7% covers it from 58 usable blocks (33.5 MiB
+  // of 512 KiB blocks).
   std::uint16_t minimum_overprovision_permille() const;
 };
 
