@@ -40,8 +40,9 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          (at the next system call; the kernel caches nothing)
   actimeo=SECONDS        a fixed bound for names, attributes and missing names (fractions allowed)
   name_cache=N           names (with their attributes, or missing) the daemon itself remembers within
-                         that bound, kept in the cache directory across restarts (default 200000,
-                         about 250 bytes each; 0: none; none under strict)
+                         that bound, and directory listings counted by their names, kept in the
+                         cache directory across restarts (default 200000, about 250 bytes each;
+                         0: none; none under strict)
   nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread
