@@ -130,10 +130,10 @@ TEST_CASE("a small cache gets the over-provisioning its GC needs, a large one th
     const std::uint16_t minimum = Ftl::minimum_overprovision_permille(sb.geometry).value();
     CHECK(sb.overprovision_permille == std::max(kDefaultOverprovisionPermille, minimum));
     CHECK((minimum > kDefaultOverprovisionPermille) == c.raised);
-    // What it got is accepted when asked for, and a tenth of a percent less is not.
-    options.overprovision_permille = sb.overprovision_permille;
+    // The minimum is accepted when asked for, and a tenth of a percent less is not.
+    options.overprovision_permille = minimum;
     CHECK(format_cache_dir(tmp / "cache", options).is_ok());
-    options.overprovision_permille = minimum - 1;
+    options.overprovision_permille = static_cast<std::uint16_t>(minimum - 1);
     CHECK_FALSE(format_cache_dir(tmp / "cache", options).is_ok());
   }
 }
