@@ -13,15 +13,15 @@ constexpr std::size_t kHeadBytes = 4 * 8;
 constexpr std::size_t kEntryHeadBytes = 8 + 1 + 2;
 constexpr std::size_t kChecksumBytes = 8;
 
-std::int64_t ns_of(const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
+}  // namespace
 
-std::uint64_t checksum(std::string_view key, ConstByteSpan body) {
+std::uint64_t record_checksum(std::string_view key, ConstByteSpan body) {
   std::string bytes(key);
   bytes.append(reinterpret_cast<const char*>(body.data()), body.size());
   return format::xxh3(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
-}  // namespace
+std::int64_t ns_of(const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
 DirectoryVersion DirectoryVersion::of(const struct stat& st) {
   return {ns_of(st.st_mtim), ns_of(st.st_ctim), static_cast<std::int64_t>(st.st_size)};
@@ -48,7 +48,7 @@ std::string encode_listing(std::string_view key, const DirectoryListing& listing
     out.u16(static_cast<std::uint16_t>(entry.name.size()));  // NAME_MAX is 255
     out.bytes(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(entry.name.data()), entry.name.size()));
   }
-  out.u64(checksum(key, bytes.first(size - kChecksumBytes)));
+  out.u64(record_checksum(key, bytes.first(size - kChecksumBytes)));
   return value;
 }
 
@@ -56,7 +56,7 @@ std::optional<DirectoryListing> decode_listing(std::string_view key, std::string
   if (value.size() < kHeadBytes + kChecksumBytes) return std::nullopt;
   const ConstByteSpan bytes(reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
   const ConstByteSpan body = bytes.first(bytes.size() - kChecksumBytes);
-  if (LittleEndianReader(bytes.subspan(body.size())).u64() != checksum(key, body)) return std::nullopt;
+  if (LittleEndianReader(bytes.subspan(body.size())).u64() != record_checksum(key, body)) return std::nullopt;
   LittleEndianReader in(body);
   DirectoryListing listing;
   listing.version.mtime_ns = static_cast<std::int64_t>(in.u64());

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "flashdir/types.h"
+
 namespace flashdir::fs {
 
 // What a change of a directory's entries moves: its modification and change times (and, on
@@ -45,6 +47,12 @@ struct DirectoryListing {
 // moves the times.
 inline constexpr double kRacyChangeSeconds = 2.0;
 bool listing_may_be_kept(const DirectoryVersion& version, std::int64_t stat_ns);
+
+// The checksum a metadata-cache store record ends in: of its key and the bytes before it, so
+// that a record moved under another key fails it too.
+std::uint64_t record_checksum(std::string_view key, ConstByteSpan body);
+// A timespec in nanoseconds.
+std::int64_t ns_of(const timespec& t);
 
 // A store record of `listing` under store key `key`, ending in a checksum of both.
 std::string encode_listing(std::string_view key, const DirectoryListing& listing);

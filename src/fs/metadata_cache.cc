@@ -100,12 +100,6 @@ struct stat stat_from(const std::array<std::uint64_t, kStatFields>& f) {
   return st;
 }
 
-std::uint64_t checksum(std::string_view key, ConstByteSpan value) {
-  std::string bytes(key);
-  bytes.append(reinterpret_cast<const char*>(value.data()), value.size());
-  return format::xxh3(ConstByteSpan(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-}
-
 std::string encode_value(std::string_view key, bool present, std::int64_t checked_ns, const struct stat& st) {
   std::string value(kValueBytes, '\0');
   ByteSpan bytes(reinterpret_cast<std::uint8_t*>(value.data()), value.size());
@@ -113,7 +107,7 @@ std::string encode_value(std::string_view key, bool present, std::int64_t checke
   out.u8(present ? 1 : 0);
   out.u64(static_cast<std::uint64_t>(checked_ns));
   for (std::uint64_t field : stat_fields(st)) out.u64(field);
-  out.u64(checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8)));
+  out.u64(record_checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8)));
   return value;
 }
 
@@ -134,12 +128,10 @@ std::optional<DecodedValue> decode_value(std::string_view key, std::string_view 
   decoded.checked_ns = static_cast<std::int64_t>(in.u64());
   std::array<std::uint64_t, kStatFields> fields{};
   for (std::uint64_t& field : fields) field = in.u64();
-  if (in.u64() != checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8))) return std::nullopt;
+  if (in.u64() != record_checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8))) return std::nullopt;
   decoded.attributes = stat_from(fields);
   return decoded;
 }
-
-std::int64_t ns_of(const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
 }  // namespace
 

@@ -166,8 +166,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
                              : statx_of((*fd)->get(), STATX_BASIC_STATS, AT_STATX_FORCE_SYNC);
   const std::optional<struct stat> st = stat.is_ok() ? std::optional(stat_from_statx(*stat)) : std::nullopt;
   MetadataCache* metadata = st ? context.metadata.get() : nullptr;
+  const DirectoryVersion version = st ? DirectoryVersion::of(*st) : DirectoryVersion{};
   auto handle = std::make_unique<DirHandle>();
-  if (metadata != nullptr) handle->listing = metadata->find_listing(object_of(*st), DirectoryVersion::of(*st));
+  if (metadata != nullptr) handle->listing = metadata->find_listing(object_of(*st), version);
   if (handle->listing == nullptr) {
     const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd < 0) return reply_error(req, errno);
@@ -177,8 +178,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       ::close(dir_fd);
       return reply_error(req, error);
     }
-    if (metadata != nullptr && listing_may_be_kept(DirectoryVersion::of(*st), stat_ns))
-      handle->recording = DirHandle::Recording{object_of(*st), DirectoryVersion::of(*st), stamp, {}};
+    if (metadata != nullptr && listing_may_be_kept(version, stat_ns))
+      handle->recording = DirHandle::Recording{object_of(*st), version, stamp, {}};
   }
   // The kernel keeps the listing it read (cache_readdir) until the directory changes through
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it
