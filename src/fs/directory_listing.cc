@@ -27,7 +27,7 @@ DirectoryVersion DirectoryVersion::of(const struct stat& st) {
   return {ns_of(st.st_mtim), ns_of(st.st_ctim), static_cast<std::int64_t>(st.st_size)};
 }
 
-bool listing_may_be_kept(const DirectoryVersion& version, std::int64_t stat_ns) {
+bool version_is_settled(const DirectoryVersion& version, std::int64_t stat_ns) {
   const auto racy_ns = static_cast<std::int64_t>(kRacyChangeSeconds * 1e9);
   return std::max(version.mtime_ns, version.ctime_ns) <= stat_ns - racy_ns;
 }

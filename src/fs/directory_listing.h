@@ -39,14 +39,15 @@ struct DirectoryListing {
   std::vector<ListedEntry> entries;  // without "." and ".."
 };
 
-// Whether a listing read after a stat gave `version` at `stat_ns` (CLOCK_REALTIME) may be kept.
-// A file system stamps times at a granularity (a jiffy on ext4, a second on some stores): a
-// change made in the same tick as the last one, after the listing was read, would leave the
-// version as it was. So a listing is kept only if the directory had last changed at least
-// kRacyChangeSeconds before the stat (git's "racy" rule for its index): any later change then
-// moves the times.
+// Whether a directory's `version`, as a stat at `stat_ns` (CLOCK_REALTIME) saw it, may stand
+// for what is read of the directory after the stat: a listing read then, or which object a name
+// in it was found to name. A file system stamps times at a granularity (a jiffy on ext4, a
+// second on some stores): a change made in the same tick as the last one, after the stat, would
+// leave the version as it was. So a version stands only if the directory had last changed at
+// least kRacyChangeSeconds before the stat (git's "racy" rule for its index): any later change
+// then moves the times.
 inline constexpr double kRacyChangeSeconds = 2.0;
-bool listing_may_be_kept(const DirectoryVersion& version, std::int64_t stat_ns);
+bool version_is_settled(const DirectoryVersion& version, std::int64_t stat_ns);
 
 // The checksum a metadata-cache store record ends in: of its key and the bytes before it, so
 // that a record moved under another key fails it too.

@@ -109,6 +109,18 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   return &inode;
 }
 
+Inode* InodeTable::remember_opened(const struct stat& st) {
+  std::lock_guard lock(mutex_);
+  auto it = inodes_.find(Key{st.st_dev, st.st_ino});
+  if (it == inodes_.end()) return nullptr;
+  Inode& inode = *it->second;
+  if (inode.parent_ != nullptr || inode.fd_ == nullptr || inode.file_type_ != (st.st_mode & S_IFMT)) return nullptr;
+  if (!descriptor_path(inode.fd_->get())) return nullptr;  // the name it came by is gone
+  if (!inode.pinned_) lru_.splice(lru_.begin(), lru_, inode.lru_position_);
+  ++inode.lookups_;
+  return &inode;
+}
+
 std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t max) {
   std::lock_guard lock(mutex_);
   std::vector<Inode*> taken;

@@ -32,6 +32,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "flashdir/file_io.h"
+#include "fs/directory_listing.h"
 #include "fs/file_version.h"
 #include "fs/sys_result.h"
 
@@ -148,6 +149,27 @@ class Inode {
     return *kept_;
   }
 
+  // Of a directory: its version as the backing last gave it (a lookup, getattr or opendir), at
+  // `checked_ns`, and until when the consistency model lets that answer stand for the directory
+  // as it is now. A name looked up in it while it had a settled version still names the same
+  // object as long as it keeps that version (look_up, operations_entries.cc). A change through
+  // the mount leaves it: a version seen before a lookup can only make that lookup's answer look
+  // older than it is.
+  struct DirectoryCheck {
+    DirectoryVersion version;
+    std::int64_t checked_ns = 0;  // CLOCK_REALTIME, no later than the stat
+    std::int64_t until_ns = 0;    // CLOCK_REALTIME
+  };
+  // Keeps `check` unless a later one is kept.
+  void note_directory_check(const DirectoryCheck& check) {
+    std::lock_guard lock(open_files_mutex_);
+    if (!directory_check_ || directory_check_->checked_ns <= check.checked_ns) directory_check_ = check;
+  }
+  std::optional<DirectoryCheck> directory_check() const {
+    std::lock_guard lock(open_files_mutex_);
+    return directory_check_;
+  }
+
   // The time (CLOCK_REALTIME, ns) of the last write through the mount whose bytes the backing
   // file may not hold yet (0: none). A backing file's mtime moves only when its write-back
   // happens; until then getattr reports this one.
@@ -170,6 +192,7 @@ class Inode {
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
   FileVersion last_open_version_;      // guarded by open_files_mutex_; at first the lookup's
   std::unique_ptr<KeptAttributes> kept_;  // guarded by open_files_mutex_
+  std::optional<DirectoryCheck> directory_check_;  // guarded by open_files_mutex_
   std::atomic<std::uint64_t> attribute_changes_{0};
   std::atomic<std::int64_t> deferred_write_ns_{0};
   std::atomic<bool> no_capability_{false};
@@ -213,6 +236,10 @@ class InodeTable {
   // answer may be about an object removed since whose number another one has now, and the
   // caller asks the backing instead.
   Inode* remember_named(Inode& parent, std::string_view name, const struct stat& st);
+  // One more kernel lookup of the object `st` describes if the table holds a descriptor of it
+  // whose name is still there (so it is that object, and paths of it still work); null
+  // otherwise (unknown, known by name only, evicted, or of another type).
+  Inode* remember_opened(const struct stat& st);
   // Opens now the inode known by name only as `name` in `parent`, if there is one: done before
   // that name is removed or renamed through the mount, which would leave it nothing to be
   // opened by.

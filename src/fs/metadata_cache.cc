@@ -232,8 +232,8 @@ Status MetadataCache::load(bool keep_stored, ObjectId root) {
       if (usable && !decoded) ++counts_.damaged_records;
       if (decoded && entries_.size() < options_.max_entries) {
         // Kept while it holds by the model this mount runs, not the one it was written under.
-        put_locked(Key{name->first, name->second}, Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true},
-                   stamp());
+        put_locked(Key{name->first, name->second},
+                   Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true, std::nullopt}, stamp());
         auto it = entries_.find(Key{name->first, name->second});
         if (it != entries_.end() && it->second.expires_ns > now) {
           ++counts_.loaded;
@@ -266,13 +266,25 @@ std::optional<MetadataCache::Answer> MetadataCache::find(ObjectId parent, std::s
 }
 
 void MetadataCache::record(ObjectId parent, std::string_view name, const struct stat& attributes,
-                           std::int64_t checked_ns, std::uint64_t stamp) {
-  record(Key{parent, std::string(name)}, Entry{true, attributes, checked_ns, 0, true, false}, stamp);
+                           std::int64_t checked_ns, std::uint64_t stamp, std::optional<DirectoryVersion> parent_version) {
+  record(Key{parent, std::string(name)}, Entry{true, attributes, checked_ns, 0, true, false, parent_version}, stamp);
 }
 
 void MetadataCache::record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns,
-                                   std::uint64_t stamp) {
-  record(Key{parent, std::string(name)}, Entry{false, {}, checked_ns, 0, true, false}, stamp);
+                                   std::uint64_t stamp, std::optional<DirectoryVersion> parent_version) {
+  record(Key{parent, std::string(name)}, Entry{false, {}, checked_ns, 0, true, false, parent_version}, stamp);
+}
+
+std::optional<MetadataCache::Expired> MetadataCache::find_expired(ObjectId parent, std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(Key{parent, std::string(name)});
+  if (it == entries_.end() || !it->second.parent_version) return std::nullopt;
+  return Expired{Answer{it->second.present, it->second.attributes, 0.0}, *it->second.parent_version};
+}
+
+void MetadataCache::count_vouched() {
+  std::lock_guard lock(mutex_);
+  ++counts_.names_vouched;
 }
 
 void MetadataCache::record(Key key, Entry entry, std::uint64_t stamp) {

@@ -81,6 +81,7 @@ class MetadataCache {
     std::uint64_t listing_hits = 0;     // opendirs listed without reading the backing directory
     std::uint64_t listing_misses = 0;   // opendirs that read it
     std::uint64_t listings_recorded = 0;
+    std::uint64_t names_vouched = 0;    // misses answered by their directory's version (find_expired)
   };
 
   // Kept across restarts in a MetadataCacheStore at `store_path`, unless it is empty. What the
@@ -102,10 +103,25 @@ class MetadataCache {
   std::optional<Answer> find(ObjectId parent, std::string_view name, std::int64_t now_ns);
 
   std::uint64_t stamp() const { return changes_.load(std::memory_order_acquire); }
-  // What the backing said at `checked_ns` of `name` in `parent`, asked after stamp() gave `stamp`.
+  // What the backing said at `checked_ns` of `name` in `parent`, asked after stamp() gave `stamp`;
+  // `parent_version`: the settled version (version_is_settled) a stat of `parent` gave before
+  // the name was asked, if the caller had one.
   void record(ObjectId parent, std::string_view name, const struct stat& attributes, std::int64_t checked_ns,
-              std::uint64_t stamp);
-  void record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns, std::uint64_t stamp);
+              std::uint64_t stamp, std::optional<DirectoryVersion> parent_version = std::nullopt);
+  void record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns, std::uint64_t stamp,
+                      std::optional<DirectoryVersion> parent_version = std::nullopt);
+
+  // An answer past its bound that was recorded with its directory's version: while the
+  // directory keeps that version its entries have not changed, so the name still names that
+  // object (whose attributes may have changed) or is still missing. In memory only: a restarted
+  // daemon opens names it knows by name anyway.
+  struct Expired {
+    Answer answer;  // seconds_left 0
+    DirectoryVersion parent_version;
+  };
+  std::optional<Expired> find_expired(ObjectId parent, std::string_view name) const;
+  // A miss answered through find_expired (for the counts).
+  void count_vouched();
 
   // A change through the mount: `name` in `parent` was made, removed or replaced (the object it
   // named loses its answers under every name: its link count and change time moved; `parent`
@@ -118,7 +134,7 @@ class MetadataCache {
   // rather than a bound: an opendir stats the directory anyway, as close-to-open asks.
   std::shared_ptr<const DirectoryListing> find_listing(ObjectId dir, const DirectoryVersion& version);
   // A whole listing of `dir`, read from the backing after a stat that gave its version, where
-  // listing_may_be_kept allowed it, and after stamp() gave `stamp`: a change through the mount
+  // version_is_settled allowed it, and after stamp() gave `stamp`: a change through the mount
   // meanwhile voids it, as it voids a lookup's answer. Listings count against max_entries by
   // their names.
   void record_listing(ObjectId dir, DirectoryListing listing, std::uint64_t stamp);
@@ -144,6 +160,7 @@ class MetadataCache {
     std::int64_t expires_ns = 0;
     bool unstored = false;  // changed since the store last got it
     bool stored = false;    // the store has (or is being given) a record of it
+    std::optional<DirectoryVersion> parent_version;  // see record()
   };
   using Entries = absl::node_hash_map<Key, Entry>;
   struct KeptListing {

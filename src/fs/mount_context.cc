@@ -50,6 +50,12 @@ void note_attributes_changed(MountContext& context, Inode& inode) {
   if (context.metadata != nullptr) context.metadata->object_changed({inode.dev(), inode.ino()});
 }
 
+void note_backing_stat(MountContext& context, Inode& inode, const struct stat& st, std::int64_t asked_ns) {
+  if (context.metadata == nullptr || !S_ISDIR(st.st_mode)) return;
+  const double seconds = kernel_cache_seconds(context, st, asked_ns);
+  inode.note_directory_check({DirectoryVersion::of(st), asked_ns, asked_ns + static_cast<std::int64_t>(seconds * 1e9)});
+}
+
 bool attributes_may_be_kept(Inode& inode) {
   if (inode.deferred_write_ns() != 0) return false;
   bool kept = true;
@@ -143,6 +149,7 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
     metadata.rows.emplace_back("loaded_at_start", names.loaded);
     metadata.rows.emplace_back("hits", names.hits);
     metadata.rows.emplace_back("misses", names.misses);
+    metadata.rows.emplace_back("names_vouched", names.names_vouched);
     metadata.rows.emplace_back("invalidations", names.invalidations);
     metadata.rows.emplace_back("evictions", names.evictions);
     metadata.rows.emplace_back("voided_answers", names.voided_records);

@@ -165,6 +165,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto stat = opened_by_name ? SysResult<struct statx>(*opened_by_name)
                              : statx_of((*fd)->get(), STATX_BASIC_STATS, AT_STATX_FORCE_SYNC);
   const std::optional<struct stat> st = stat.is_ok() ? std::optional(stat_from_statx(*stat)) : std::nullopt;
+  if (st) note_backing_stat(context, inode, *st, stat_ns);
   MetadataCache* metadata = st ? context.metadata.get() : nullptr;
   const DirectoryVersion version = st ? DirectoryVersion::of(*st) : DirectoryVersion{};
   auto handle = std::make_unique<DirHandle>();
@@ -178,7 +179,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       ::close(dir_fd);
       return reply_error(req, error);
     }
-    if (metadata != nullptr && listing_may_be_kept(version, stat_ns))
+    if (metadata != nullptr && version_is_settled(version, stat_ns))
       handle->recording = DirHandle::Recording{object_of(*st), version, stamp, {}};
   }
   // The kernel keeps the listing it read (cache_readdir) until the directory changes through

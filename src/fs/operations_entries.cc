@@ -51,9 +51,79 @@ void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create 
   reply_entry_or_forget(req, context, *entry);
 }
 
+// What the backing says of `inode` now, through its descriptor: its attributes as the backing
+// file system has them (write-back data not yet in the file is not counted: stat_of does).
+SysResult<struct stat> backing_stat_of(MountContext& context, Inode& inode) {
+  auto fd = context.inodes->path_fd(inode);
+  if (!fd.is_ok()) return Errno{fd.error()};
+  const std::int64_t asked_ns = realtime_ns();
+  struct stat st {};
+  if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  inode.note_attributes(st);
+  note_backing_stat(context, inode, st, asked_ns);
+  return st;
+}
+
+SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
+  auto st = backing_stat_of(context, inode);
+  if (st.is_ok()) correct_attributes(inode, *st);
+  return st;
+}
+
+// The version of directory `dir` the consistency model still lets stand for it, or else a stat
+// of it now; none if it cannot be stat'ed.
+std::optional<Inode::DirectoryCheck> current_directory_check(MountContext& context, Inode& dir) {
+  if (auto check = dir.directory_check(); check && realtime_ns() < check->until_ns) return check;
+  if (!backing_stat_of(context, dir).is_ok()) return std::nullopt;
+  return dir.directory_check();
+}
+
+// A name whose answer is past its bound, in a directory that still has the version it had when
+// the name was asked (MetadataCache::find_expired): the directory's entries have not changed
+// since, so the name still names the same object, and only that object's attributes are asked,
+// by a stat of the descriptor the daemon holds. That replaces a lookup of the name on the
+// backing (and, on a FUSE or network store, the check of the directory that comes with it)
+// with one stat: a walk over a tree past the bound (git status, find) asks each directory once
+// and each file once. Nothing if the directory changed or the object is not held: the caller
+// then looks the name up.
+std::optional<SysResult<fuse_entry_param>> look_up_in_unchanged_directory(MountContext& context, Inode& parent,
+                                                                          const char* name) {
+  MetadataCache& metadata = *context.metadata;
+  const ObjectId parent_id{parent.dev(), parent.ino()};
+  const std::uint64_t stamp = metadata.stamp();
+  auto expired = metadata.find_expired(parent_id, name);
+  if (!expired) return std::nullopt;
+  auto check = current_directory_check(context, parent);
+  if (!check || check->version != expired->parent_version) return std::nullopt;
+  // What the directory's version vouches for holds as long as that version stands.
+  const double seconds_left = 1e-9 * static_cast<double>(check->until_ns - realtime_ns());
+  if (seconds_left <= 0) return std::nullopt;
+  if (!expired->answer.present) {
+    metadata.count_vouched();
+    metadata.record_missing(parent_id, name, check->checked_ns, stamp, check->version);
+    fuse_entry_param negative{};
+    negative.entry_timeout = std::min(seconds_left, negative_entry_seconds(context));
+    return negative;
+  }
+  Inode* known = context.inodes->remember_opened(expired->answer.attributes);
+  if (known == nullptr) return std::nullopt;
+  auto st = backing_stat_of(context, *known);
+  if (!st.is_ok() || !(object_of(*st) == object_of(expired->answer.attributes))) {
+    context.inodes->forget(*known, 1);
+    return std::nullopt;
+  }
+  known->drop_kept_unless(*st);
+  // Recorded as of the directory's check: what the name names is known no later than that.
+  if (attributes_may_be_kept(*known)) metadata.record(parent_id, name, *st, check->checked_ns, stamp, check->version);
+  metadata.count_vouched();
+  return entry_for(context, *known, *st, seconds_left);
+}
+
 }  // namespace
 
-// The metadata cache answers inside the consistency model's bound; otherwise the name is opened
+// The metadata cache answers inside the consistency model's bound; past it, a name in a
+// directory that has not changed since is answered by a stat of the object alone
+// (look_up_in_unchanged_directory); otherwise the name is opened
 // (O_PATH: no open reaches the backing file system) and the descriptor stat'ed, as stat(2)
 // would, with the backing's own attribute cache deciding whether it asks again. On a network
 // store that is one lookup and at most one getattr whether or not the inode table knows the
@@ -75,7 +145,18 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
       if (Inode* known = context.inodes->remember_named(parent, name, answer->attributes))
         return entry_for(context, *known, answer->attributes, answer->seconds_left);
     }
+    if (auto entry = look_up_in_unchanged_directory(context, parent, name)) return *entry;
   }
+  // Read before the name is asked: a version of the directory that stands for its entries when
+  // the name was asked (version_is_settled) lets a later lookup past the bound skip the name. A
+  // directory never stat'ed yet (the root, above all) is stat'ed once for it.
+  auto parent_check = parent.directory_check();
+  if (!parent_check && metadata != nullptr && backing_stat_of(context, parent).is_ok())
+    parent_check = parent.directory_check();
+  const std::optional<DirectoryVersion> parent_version =
+      parent_check && version_is_settled(parent_check->version, parent_check->checked_ns)
+          ? std::optional(parent_check->version)
+          : std::nullopt;
   // Taken before the backing is asked: the answer is at least this fresh, and a change through
   // the mount meanwhile voids it.
   const std::uint64_t stamp = metadata != nullptr ? metadata->stamp() : 0;
@@ -85,15 +166,17 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
   UniqueFd fd(::openat((*parent_fd)->get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     const int error = errno;
-    if (error == ENOENT && metadata != nullptr) metadata->record_missing(parent_id, name, asked_ns, stamp);
+    if (error == ENOENT && metadata != nullptr) metadata->record_missing(parent_id, name, asked_ns, stamp, parent_version);
     return Errno{error};
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return last_errno();
   Inode& known = context.inodes->remember(std::move(fd), st);
   known.note_attributes(st);
+  note_backing_stat(context, known, st, asked_ns);
   known.drop_kept_unless(st);
-  if (metadata != nullptr && attributes_may_be_kept(known)) metadata->record(parent_id, name, st, asked_ns, stamp);
+  if (metadata != nullptr && attributes_may_be_kept(known))
+    metadata->record(parent_id, name, st, asked_ns, stamp, parent_version);
   return entry_for(context, known, st);
 }
 
@@ -174,16 +257,6 @@ int with_backing_fd(OpenFile& file, Call call) {
     return -1;
   }
   return call(*fd);
-}
-
-SysResult<struct stat> stat_of(MountContext& context, Inode& inode) {
-  auto fd = context.inodes->path_fd(inode);
-  if (!fd.is_ok()) return Errno{fd.error()};
-  struct stat st {};
-  if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
-  inode.note_attributes(st);
-  correct_attributes(inode, st);
-  return st;
 }
 
 void reply_attr(fuse_req_t req, MountContext& context, Inode& inode) {

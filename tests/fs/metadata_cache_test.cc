@@ -304,15 +304,53 @@ TEST_CASE("a listing is served for the directory's version it was read at, and n
   CHECK(cache->counts().listing_hits == 1);
 }
 
-TEST_CASE("a listing is kept only for a directory unchanged for a while before its stat") {
+TEST_CASE("a directory's version stands only once it is unchanged for a while before its stat") {
   // A change in the same clock tick as the directory's last one would leave its times as they
   // were: the listing read before it would be served after it.
   const std::int64_t stat_ns = now_ns();
   const std::int64_t racy = static_cast<std::int64_t>(kRacyChangeSeconds * 1e9);
-  CHECK(listing_may_be_kept(DirectoryVersion{stat_ns - racy, stat_ns - racy, 0}, stat_ns));
-  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns - racy + 1, stat_ns - racy, 0}, stat_ns));
-  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns - racy, stat_ns - racy + 1, 0}, stat_ns));
-  CHECK_FALSE(listing_may_be_kept(DirectoryVersion{stat_ns + kSecond, stat_ns - racy, 0}, stat_ns));
+  CHECK(version_is_settled(DirectoryVersion{stat_ns - racy, stat_ns - racy, 0}, stat_ns));
+  CHECK_FALSE(version_is_settled(DirectoryVersion{stat_ns - racy + 1, stat_ns - racy, 0}, stat_ns));
+  CHECK_FALSE(version_is_settled(DirectoryVersion{stat_ns - racy, stat_ns - racy + 1, 0}, stat_ns));
+  CHECK_FALSE(version_is_settled(DirectoryVersion{stat_ns + kSecond, stat_ns - racy, 0}, stat_ns));
+}
+
+TEST_CASE("an answer past its bound is handed back with the directory version it was asked under") {
+  auto cache = in_memory(10);
+  const std::int64_t t = now_ns();
+  const DirectoryVersion version{t - 100 * kSecond, t - 100 * kSecond, 4096};
+  cache->record(kRoot, "a", file(11, t), t, cache->stamp(), version);
+  cache->record_missing(kRoot, "gone", t, cache->stamp(), version);
+  cache->record(kRoot, "unvouched", file(12, t), t, cache->stamp());
+  CHECK_FALSE(cache->find(kRoot, "a", t + 11 * kSecond));  // past the bound
+
+  auto a = cache->find_expired(kRoot, "a");
+  REQUIRE(a);
+  CHECK(a->answer.present);
+  CHECK(a->answer.attributes.st_ino == 11);
+  CHECK(a->parent_version == version);
+  auto gone = cache->find_expired(kRoot, "gone");
+  REQUIRE(gone);
+  CHECK_FALSE(gone->answer.present);
+  CHECK(gone->parent_version == version);
+  // Asked without a settled version of its directory: nothing can vouch for it.
+  CHECK_FALSE(cache->find_expired(kRoot, "unvouched"));
+  CHECK_FALSE(cache->find_expired(kRoot, "never asked"));
+  // A change of the name through the mount removes the answer, the directory's version with it.
+  cache->name_changed(kRoot, "a");
+  CHECK_FALSE(cache->find_expired(kRoot, "a"));
+  // A restart keeps the answers but not their directories' versions: a restarted daemon opens
+  // the names it knows by name anyway.
+  TempDir temp;
+  {
+    MetadataCache stored(options(60), temp / "names", kRoot, true);
+    stored.record(kRoot, "b", file(13, t), t, stored.stamp(), version);
+  }
+  MetadataCache restarted(options(60), temp / "names", kRoot, true);
+  CHECK(restarted.find(kRoot, "b", now_ns()));
+  CHECK_FALSE(restarted.find_expired(kRoot, "b"));
+  cache->count_vouched();
+  CHECK(cache->counts().names_vouched == 1);
 }
 
 TEST_CASE("listings count against max_entries by their names") {

@@ -6,7 +6,8 @@ through the mount just before a kill -9 are all seen after it (the tree through 
 the backing tree, name by name, mode, size and link count); a change behind the mount is seen
 within the bound after a restart as before it; a directory's listing is served from the daemon's
 cache while the directory is unchanged, also after a restart, and a change behind it is listed at
-the next opendir; opening a file after a restart opens its
+the next opendir; past the bound, a name in a directory that has not changed costs one stat of
+its object, and a change behind the mount is still seen; opening a file after a restart opens its
 siblings in the background, and a sibling replaced behind the mount reads as the new file; and over a store that renumbers inodes
 (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
 timed. Exits 77 where /dev/fuse or root is missing."""
@@ -207,6 +208,55 @@ def a_change_behind_is_seen_within_the_bound(check, top):
             check.check(os.path.exists(f"{mnt}/d0/made"), "a name made behind the mount is there")
 
 
+def a_name_in_an_unchanged_directory_costs_one_stat(check, top):
+    """Past the bound, a name in a directory that still has the version it had when the name was
+    looked up is answered by one stat of its object, not by a lookup of the name: a walk of the
+    names costs the store one call each, and attributes changed behind the mount are seen. A name
+    made, removed or replaced behind the mount moves its directory's version, so it is looked up
+    again, and a name that was missing and is made behind the mount is found."""
+    backing, slow, mnt, cache = layout(top, "unchanged")
+    bound = 1.0
+    options = f"identity=inode,actimeo={bound:g}"
+    missing = ["d2/made", "d4/sub/made"]
+
+    def stat_all():
+        seen = {}
+        for path in sorted(walk(backing)) + missing:
+            try:
+                st = os.lstat(f"{mnt}/{path}")
+                seen[path] = (st.st_mode, st.st_size, st.st_nlink, st.st_ino)
+            except FileNotFoundError:
+                pass
+        return seen
+
+    time.sleep(2.2)  # a directory's version stands for its names once unchanged for 2 s (directory_listing.h)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, cache, options):
+            check.check(stat_all() == walk(backing), "the names through the mount are the backing's")
+            time.sleep(bound + 0.2)
+            before = names(mnt)["names_vouched"]
+            seen = {}
+            calls = calls_of(store, lambda: seen.update(stat_all()))
+            vouched = names(mnt)["names_vouched"] - before
+            looked_up = len(walk(backing)) + len(missing)
+            check.check(seen == walk(backing), "past the bound, the names are the backing's")
+            check.check(vouched >= looked_up and sum(calls.values()) <= 1.25 * looked_up,
+                        f"past the bound, {looked_up} names cost {calls} and {vouched} were answered by their directory")
+            os.chmod(f"{backing}/d0/f1", 0o600)
+            with open(f"{backing}/d0/f2", "a") as f:
+                f.write("grown")
+            os.unlink(f"{backing}/d1/f3")
+            with open(f"{backing}/d3/new", "w") as f:
+                f.write("replacement")
+            os.rename(f"{backing}/d3/new", f"{backing}/d3/f4")
+            with open(f"{backing}/d2/made", "w") as f:
+                f.write("m")
+            os.mkdir(f"{backing}/d4/sub/made")
+            time.sleep(bound + 0.2)
+            check.check(stat_all() == walk(backing),
+                        "past the bound, a mode and a size changed, a name removed, replaced or made behind the mount are seen")
+
+
 def none_over_a_renumbering_store(check, top):
     backing, slow, mnt, cache = layout(top, "path")
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
@@ -225,7 +275,9 @@ def main():
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
                                               a_restart_opens_the_siblings_of_a_read_file,
                                               listings_are_kept_for_the_directory_version,
-                                              a_change_behind_is_seen_within_the_bound, none_over_a_renumbering_store]))
+                                              a_change_behind_is_seen_within_the_bound,
+                                              a_name_in_an_unchanged_directory_costs_one_stat,
+                                              none_over_a_renumbering_store]))
 
 
 if __name__ == "__main__":
