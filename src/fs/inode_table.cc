@@ -106,6 +106,7 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   ++parent.lookups_;
   named_.insert_or_assign(NamedKey{&parent, inode.name_}, &inode);
   named_children_[&parent].insert(&inode);
+  note_named_children_locked();
   return &inode;
 }
 
@@ -122,8 +123,10 @@ Inode* InodeTable::remember_opened(const struct stat& st) {
 }
 
 std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t max) {
-  std::lock_guard lock(mutex_);
   std::vector<Inode*> taken;
+  // Every open asks: the mutex only while some directory has them (after a restart).
+  if (!has_named_children_.load(std::memory_order_relaxed)) return taken;
+  std::lock_guard lock(mutex_);
   if (inode.parent_ == nullptr) return taken;
   auto children = named_children_.find(inode.parent_);
   if (children == named_children_.end()) return taken;
@@ -135,7 +138,12 @@ std::vector<Inode*> InodeTable::take_named_siblings(Inode& inode, std::size_t ma
     children->second.erase(it++);
   }
   if (children->second.empty()) named_children_.erase(children);
+  note_named_children_locked();
   return taken;
+}
+
+void InodeTable::note_named_children_locked() {
+  has_named_children_.store(!named_children_.empty(), std::memory_order_relaxed);
 }
 
 void InodeTable::detach_locked(Inode& inode) {
@@ -167,6 +175,7 @@ void InodeTable::named_opened_locked(Inode& inode) {
   if (auto children = named_children_.find(parent); children != named_children_.end()) {
     children->second.erase(&inode);
     if (children->second.empty()) named_children_.erase(children);
+    note_named_children_locked();
   }
   inode.parent_ = nullptr;
   inode.name_.clear();

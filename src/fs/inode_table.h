@@ -303,6 +303,8 @@ class InodeTable {
   SysResult<SharedFd> open_by_name(Inode& inode, std::optional<struct statx>* opened_stat);
   // The inode is no longer known by name only: its parent's lookup is given back.
   void named_opened_locked(Inode& inode);
+  // After named_children_ changed: has_named_children_ follows it.
+  void note_named_children_locked();
   void install_fd_locked(Inode& inode, SharedFd fd);
   void evict_locked();
   void drop_fd_locked(Inode& inode);
@@ -317,6 +319,9 @@ class InodeTable {
   absl::flat_hash_map<NamedKey, Inode*> named_;  // inodes known by name only
   // The inodes known by name only in each directory that take_named_siblings has not handed out.
   absl::flat_hash_map<Inode*, absl::flat_hash_set<Inode*>> named_children_;
+  // Whether named_children_ holds any, read without the mutex (a hint: a sibling added as it is
+  // read is only not opened ahead).
+  std::atomic<bool> has_named_children_{false};
   absl::flat_hash_map<Inode*, std::unique_ptr<Inode>> detached_;
   std::function<void(Inode& parent, std::string_view name)> stale_name_;
   const std::size_t max_cached_fds_;
