@@ -1,10 +1,12 @@
 // Where the data slots start (doc/cache.md "Slots and replacement"): a new cache starts them at
 // a logical-block boundary, so that CFTL can block-map a file cached into consecutive slots; a
 // cache formatted before the superblock recorded the choice (its byte 87 is 0) keeps its packed
-// layout through opens, a power cut, fsck and the restart that writes its dirty pages back.
+// layout through opens, a power cut, fsck and the restart (MountedCache's, as the daemon opens it)
+// that writes its dirty pages back.
 #include <catch2/catch.hpp>
 
 #include "cache/meta/metadata_store.h"
+#include "flashdir/cache/backing_store.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache_dir.h"
 #include "tools/cache_dir_engine.h"
@@ -84,10 +86,23 @@ TEST_CASE("a cache formatted before the slot alignment keeps its layout: it open
   DirEngine(cache, write_back).write_synced("f1", 4096, news);
   checked("-y " + cache.arg(), 0);
   {
-    DirEngine engine(cache);
-    CHECK(engine.engine().stats().restart.written_back_slots == 1);
-    CHECK(engine.read("f0") == contents(0));
-    engine.close();
+    // As the daemon opens it: the layout must come from the superblock.
+    auto backing = cache::open_posix_backing_store(cache.backing());
+    REQUIRE(backing.is_ok());
+    auto mounted = cache::MountedCache::open(cache.dir(), std::move(backing.value()), cache::EngineOptions{});
+    INFO(mounted.status().to_string());
+    REQUIRE(mounted.is_ok());
+    cache::Engine& engine = (*mounted)->engine();
+    CHECK(engine.stats().restart.written_back_slots == 1);
+    auto f0 = engine.open_file("f0");
+    REQUIRE(f0.is_ok());
+    std::vector<std::uint8_t> bytes(kFileBytes);
+    auto got = engine.read(*f0, 0, bytes);
+    REQUIRE(got.is_ok());
+    CHECK(bytes == contents(0));
+    CHECK(engine.stats().read_hit_pages == kFileBytes / 4096 + 1);  // served from the slots, not from the backing file
+    REQUIRE(engine.release(*f0).is_ok());
+    REQUIRE((*mounted)->close().is_ok());
   }
   const auto f1 = cache.get("f1");
   REQUIRE(f1.size() == kFileBytes);
