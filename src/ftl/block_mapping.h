@@ -66,16 +66,16 @@ class BlockMapping {
   std::uint64_t bytes_used() const { return cbmt_.size() * kEntryBytes; }
 
  private:
+  enum class Layout { whole, scattered, unknown };
+  // How `lbn` lies on flash as far as `held` shows; `block` receives its block when whole.
+  Layout layout_of(std::uint64_t lbn, const HeldMapping& held, BlockNumber& block) const;
+
   bool enabled_;
   bool paper_bug_;
   const FtlLayout& layout_;
   FtlStats& stats_;
   Cbmt cbmt_;
   HotColdDetector detector_;
-  enum class Layout { whole, scattered, unknown };
-  // How `lbn` lies on flash as far as `held` shows; `block` receives its block when whole.
-  Layout layout_of(std::uint64_t lbn, const HeldMapping& held, BlockNumber& block) const;
-
   std::deque<std::uint64_t> candidates_;
   std::set<std::uint64_t> candidate_set_;
   std::vector<std::uint64_t> unchecked_;  // made wanted by the current read
