@@ -9,6 +9,8 @@
 #include "flashdir/cache/backing_store.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache_dir.h"
+#include "flashdir/catalog.h"
+#include "tools/cache_chip.h"
 #include "tools/cache_dir_engine.h"
 
 using namespace flashdir;
@@ -109,4 +111,36 @@ TEST_CASE("a cache formatted before the slot alignment keeps its layout: it open
   CHECK(std::equal(news.begin(), news.end(), f1.begin() + 4096));
   CHECK(recorded_alignment(cache) == format::SlotAlignment::after_metadata);  // nobody rewrote the choice
   CHECK_THAT(checked("-n " + cache.arg(), 0).output, Catch::Contains("result: clean"));
+}
+
+TEST_CASE("a superblock fsck rebuilds from the image header takes the slot alignment the chip shows",
+          "[tools][slot-alignment]") {
+  const bool formatted_before = GENERATE(false, true);
+  INFO((formatted_before ? "formatted before the alignment" : "formatted now"));
+  CacheDir cache(2);
+  if (formatted_before) make_formatted_before_alignment(cache);
+  fill(cache, 2);
+  const CacheDirPaths paths(cache.dir());
+  {
+    // The catalog stays, with its files, but its copy of the superblock is of no use.
+    auto catalog = Catalog::open(paths.catalog, Catalog::Access::read_write);
+    REQUIRE(catalog.is_ok());
+    auto copy = (*catalog)->superblock_copy();
+    REQUIRE(copy.is_ok());
+    format::Superblock other = *copy;
+    ++other.geometry.block_count;
+    REQUIRE((*catalog)->put_superblock_copy(other).is_ok());
+  }
+  flip_byte(paths.superblock, 60);
+  flip_byte(paths.superblock, format::kSuperblockSlotSize + 60);
+  const auto repaired = checked("-y " + cache.arg(), 1);
+  CHECK_THAT(repaired.output, Catch::Contains("from the image header") &&
+                                  Catch::Contains(formatted_before ? "data slots right after the metadata pages"
+                                                                   : "data slots from a logical-block boundary"));
+  CHECK(recorded_alignment(cache) ==
+        (formatted_before ? format::SlotAlignment::after_metadata : format::SlotAlignment::logical_block));
+  DirEngine engine(cache);
+  for (int i = 0; i < 2; ++i) CHECK(engine.read(CacheDir::name(i)) == contents(i));
+  CHECK(engine.engine().stats().read_hit_pages == 2 * (kFileBytes / 4096 + 1));  // from the slots
+  engine.close();
 }
