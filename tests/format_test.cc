@@ -141,6 +141,27 @@ TEST_CASE("a superblock field out of its range is refused by name", "[format]") 
   CHECK(decode_superblock(slot)->clean_shutdown);
 }
 
+TEST_CASE("the superblock's slot alignment: 0 (a cache formatted before it) is the old layout, unknown ones are refused",
+          "[format]") {
+  constexpr std::size_t kSlotAlignmentOffset = 87;
+  std::vector<std::uint8_t> slot(kSuperblockSlotSize);
+  Superblock sb = sample_superblock();
+  CHECK(sb.slot_alignment == SlotAlignment::logical_block);  // what a new cache gets
+  encode_superblock(sb, slot);
+  CHECK(slot[kSlotAlignmentOffset] == 1);
+  REQUIRE(decode_superblock(slot).is_ok());
+  CHECK(decode_superblock(slot)->slot_alignment == SlotAlignment::logical_block);
+
+  slot[kSlotAlignmentOffset] = 0;  // the reserved byte every earlier flashdir wrote
+  reseal(slot, kSuperblockEncodedSize, kSuperblockChecksumOffset);
+  REQUIRE(decode_superblock(slot).is_ok());
+  CHECK(decode_superblock(slot)->slot_alignment == SlotAlignment::after_metadata);
+
+  slot[kSlotAlignmentOffset] = 2;
+  reseal(slot, kSuperblockEncodedSize, kSuperblockChecksumOffset);
+  CHECK_THAT(decode_superblock(slot).status().message(), Catch::Contains("unknown slot alignment 2"));
+}
+
 TEST_CASE("an image header with a valid checksum must agree with itself", "[format]") {
   ImageHeader header{Uuid::random(), {2048, 64, 64, 100}, {}};
   header.layout = image_layout(header.geometry);

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The FTL's counters on a mounted cache: formats a small cache whose device RAM policy and
-# mapping scheme act (default: CFTL under APS, 256 KiB of device RAM), mounts flashdir over a
-# backing directory in /dev/shm, runs fio against it (a file written sequentially, then random
-# 4 KiB reads, then random 4 KiB writes, then random reads again) and prints the "ftl" section
-# of MOUNT/.flashdir/stats.json after each phase: which mapping scheme, GC and RAM policy run,
-# and how the CFTL counters (CBMT hits, conversions) and APS's (repartitions, the split) move.
-# bench/reproduce/README.md shows a run.
+# The FTL's counters on a mounted cache: formats a cache (default: mkfs.flashdir's mapping, GC,
+# RAM policy and consolidation mode, 256 KiB of device RAM), mounts flashdir over a backing
+# directory in /dev/shm, runs fio against it as a cache is used: files cached as they are
+# written, a hot file then read over and over while other data is rewritten at random, then the
+# hot file read alone; and prints the "ftl" section of MOUNT/.flashdir/stats.json after each
+# phase: which mapping scheme, GC and RAM policy run, and how the CFTL counters (CBMT hits,
+# conversions) and APS's (repartitions) move. bench/reproduce/README.md shows a run.
 #
-#   bench/reproduce/mounted.sh      env: FLASHDIR_MOUNTED_FTL (the mapping and RAM policy as
-#                                   mkfs.flashdir options; default "--mapping cftl --ram-policy aps"),
-#                                   FLASHDIR_MOUNTED_SECONDS (10, per random phase),
-#                                   FLASHDIR_MOUNTED_FILE (48M)
+#   bench/reproduce/mounted.sh      env: FLASHDIR_MOUNTED_FTL (more mkfs.flashdir options, e.g.
+#                                   "--ram-policy aps"; default none),
+#                                   FLASHDIR_MOUNTED_SECONDS (10, per read phase),
+#                                   FLASHDIR_MOUNTED_SIZE (256M, the cache)
 #
 # The mount is unmounted and the daemon gone in every outcome (remove_bench_work, on EXIT).
 set -euo pipefail
@@ -18,9 +18,16 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../../scripts/setup.sh"
 source "$here/../lib.sh"
 seconds="${FLASHDIR_MOUNTED_SECONDS:-10}"
-file_size="${FLASHDIR_MOUNTED_FILE:-48M}"
+cache_size="${FLASHDIR_MOUNTED_SIZE:-256M}"
 # shellcheck disable=SC2206
-mkfs_options=(--size 64M --ram 256K ${FLASHDIR_MOUNTED_FTL:---mapping cftl --ram-policy aps})
+mkfs_options=(--size "$cache_size" --ram 256K ${FLASHDIR_MOUNTED_FTL:-})
+# The data, in MiB of a cache of $cache_size: cold files written once (half the cache), a hot
+# file (1/16), and a file rewritten at random (1/8), so that the rewrites make GC work.
+cache_mib=$(( $(numfmt --from=iec "$cache_size") >> 20 ))
+cold_files=4
+cold_mib=$(( cache_mib / 8 ))
+hot_mib=$(( cache_mib / 16 ))
+churn_mib=$(( cache_mib / 8 ))
 
 [ -c /dev/fuse ] || { echo "mounted.sh: /dev/fuse is missing: FUSE mounts are impossible here" >&2; exit 1; }
 ensure_packages
@@ -44,23 +51,31 @@ snapshot() {
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["ftl"]; d["phase"] = sys.argv[2]; print(json.dumps(d))' \
     "$work/mnt/.flashdir/stats.json" "$1" >>"$work/snapshots.jsonl"
 }
+# fio_phase NAME FIO-ARGS...: one fio run (its jobs name their files), output kept.
 fio_phase() {
-  local rw="$1"
+  local name="$1"
   shift
-  fio --name="$rw" --directory="$work/mnt" --filename=data --size="$file_size" --rw="$rw" --bs=4k \
-    --ioengine=psync --direct=1 --randrepeat=0 "$@" --output-format=terse --terse-version=3 >"$work/fio-$rw.txt"
+  fio --ioengine=psync --direct=1 --randrepeat=0 "$@" --output-format=terse --terse-version=3 >"$work/fio-$name.txt"
 }
+# Job options: each job names its own directory (fio takes an option given before the first
+# --name for every job, one after it for that job only).
+hot_reader=(--name=hot --directory="$work/mnt" --filename=hot --size="${hot_mib}M" --rw=read --bs=128k
+  --time_based --runtime="$seconds")
 
-echo "mkfs.flashdir ${mkfs_options[*]}; fio over $file_size, $seconds s per random phase; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "mkfs.flashdir ${mkfs_options[*]}; $cold_files files of $cold_mib MiB, hot file $hot_mib MiB, rewritten file" \
+  "$churn_mib MiB, $seconds s per read phase; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 snapshot mounted
-fio_phase write --bs=1M
-snapshot "sequential write"
-fio_phase randread --time_based --runtime="$seconds"
-snapshot "random read"
-fio_phase randwrite --time_based --runtime="$seconds" --end_fsync=1
-snapshot "random write"
-fio_phase randread --time_based --runtime="$seconds"
-snapshot "random read"
+fio_phase files --name=cold --directory="$work/mnt" --nrfiles="$cold_files" --filesize="${cold_mib}M" --rw=write --bs=1M \
+  --name=churn --stonewall --directory="$work/mnt" --filename=churn --size="${churn_mib}M" --rw=write --bs=1M
+snapshot "files written"
+fio_phase hot-write --name=hot --directory="$work/mnt" --filename=hot --size="${hot_mib}M" --rw=write --bs=1M
+snapshot "hot file written"
+fio_phase mixed "${hot_reader[@]}" \
+  --name=churn --directory="$work/mnt" --filename=churn --size="${churn_mib}M" --rw=randwrite --bs=4k \
+  --time_based --runtime="$seconds" --end_fsync=1
+snapshot "hot reads + rewrites"
+fio_phase hot-read "${hot_reader[@]}"
+snapshot "hot reads"
 # What `flashdir stats` says of the device (its summary's "Device FTL" lines).
 "$flashdir" stats "$work/mnt" >"$work/summary.txt"
 grep -A1 '^Device FTL' "$work/summary.txt"

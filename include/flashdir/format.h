@@ -48,6 +48,14 @@ static_assert(static_cast<int>(GcPolicy::dual_greedy) == 1 && static_cast<int>(G
 static_assert(static_cast<int>(RamPolicy::tree) == 1 && static_cast<int>(RamPolicy::aps) == 2 &&
               static_cast<int>(RamPolicy::static_split) == 3 && static_cast<int>(RamPolicy::stack) == 4);
 
+// Where the cache's data slots start in the logical space (doc/cache.md "Slots and
+// replacement"): right after the metadata pages (caches formatted before the choice existed
+// wrote 0 there), or at the next logical-block boundary, so that a file cached into consecutive
+// slots can fill CFTL's logical blocks whole (doc/ftl.md "CFTL").
+enum class SlotAlignment : std::uint8_t { after_metadata = 0, logical_block = 1 };
+static_assert(static_cast<int>(SlotAlignment::after_metadata) == 0 &&
+              static_cast<int>(SlotAlignment::logical_block) == 1);
+
 const char* mapping_scheme_name(MappingScheme scheme);
 const char* gc_policy_name(GcPolicy policy);
 const char* ram_policy_name(RamPolicy policy);
@@ -83,7 +91,7 @@ struct Uuid {
 //       82    1 RAM policy                 83  1 static mapping share (percent)
 //       84    2 over-provisioning (per mille)
 //       86    1 clean-shutdown flag (0 or 1)
-//       87    1 reserved (0)
+//       87    1 slot alignment (SlotAlignment; 0 before it existed)
 //       88    8 device RAM budget (bytes)
 //       96    8 sequence (bumped by every write of the superblock)
 //      104    8 creation time (Unix seconds)
@@ -106,6 +114,7 @@ struct Superblock {
   std::uint8_t static_mapping_percent = 50;
   std::uint16_t overprovision_permille = 70;
   bool clean_shutdown = true;
+  SlotAlignment slot_alignment = SlotAlignment::logical_block;
   std::uint64_t ram_budget_bytes = 64ULL << 20;
   std::uint64_t sequence = 0;
   std::uint64_t created_unix_s = 0;

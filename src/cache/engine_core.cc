@@ -43,7 +43,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open(Ftl& ftl, Catalog& catalog,
                                                      const EngineOptions& options, EngineServices services) {
   const auto start = std::chrono::steady_clock::now();
   FLASHDIR_TRY(options.validate());
-  auto layout = SlotLayout::compute(ftl.logical_pages(), ftl.page_size_bytes());
+  auto layout = SlotLayout::of(ftl, services.slot_alignment);
   if (!layout.is_ok()) return layout.status();
   std::unique_ptr<EngineCore> core(new EngineCore(ftl, catalog, backing, options, *layout, services));
 

@@ -175,7 +175,7 @@ Result<std::unique_ptr<MountedCache>> MountedCache::open(const std::filesystem::
   if (!restart_image.is_ok()) return restart_image.status();
   auto engine = Engine::open(*parts->ftl, *parts->catalog, *parts->backing, options,
                              EngineServices{parts->lost_found.get(), parts->file_ids.get(),
-                                            std::move(restart_image).value()});
+                                            std::move(restart_image).value(), parts->superblock.slot_alignment});
   if (!engine.is_ok()) return engine.status();
   // Wall time of each part of the open (the FTL's own steps are in simulated chip time).
   spdlog::info("cache open: catalog {:.3f} s, checks {:.3f} s, FTL {:.3f} s ({}), engine {:.3f} s", catalog_seconds,

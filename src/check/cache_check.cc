@@ -46,7 +46,7 @@ Result<std::unique_ptr<OpenedFtl>> open_ftl(std::shared_ptr<PageStore> store, co
   auto ftl = Ftl::open(*opened->chip, opened->clock, ftl_options(superblock));
   if (!ftl.is_ok()) return ftl.status().with_context("the FTL does not open");
   opened->ftl = std::move(ftl.value());
-  auto layout = SlotLayout::compute(opened->ftl->logical_pages(), opened->ftl->page_size_bytes());
+  auto layout = SlotLayout::of(*opened->ftl, superblock.slot_alignment);
   if (!layout.is_ok()) return layout.status().with_context("the cache's slot layout");
   opened->layout = *layout;
   return opened;

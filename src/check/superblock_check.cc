@@ -13,6 +13,7 @@
 #include "flashdir/nand/simulated_chip.h"
 #include "ftl/checkpoint.h"
 #include "ftl/layout.h"
+#include "slot_alignment_scan.h"
 
 namespace flashdir {
 namespace {
@@ -92,9 +93,17 @@ Result<Rebuilt> from_image_header(const CacheDirPaths& paths, const format::Imag
   sb.ram_policy = defaults.ram_policy;
   sb.static_mapping_percent = defaults.static_mapping_percent;
   sb.created_unix_s = static_cast<std::uint64_t>(std::time(nullptr));
+  // What the chip was written with, unlike the defaults above: read at the wrong LPNs, slots
+  // would serve other slots' data.
+  auto alignment = slot_alignment_on_chip(paths.image, *permille);
+  if (!alignment.is_ok()) return alignment.status();
+  sb.slot_alignment = *alignment;
   return Rebuilt{sb, fmt::format("the image header and the FTL checkpoint (over-provisioning {} per mille; mkfs's "
-                                 "defaults for latency, mapping, GC and device RAM)",
-                                 *permille)};
+                                 "defaults for latency, mapping, GC and device RAM; data slots {}, as the chip's "
+                                 "data pages show)",
+                                 *permille,
+                                 *alignment == format::SlotAlignment::logical_block ? "from a logical-block boundary"
+                                                                                    : "right after the metadata pages")};
 }
 
 Result<Rebuilt> rebuild(const CacheDirPaths& paths) {

@@ -26,7 +26,7 @@ constexpr void write_superblock_fields(Writer& w, const Superblock& sb) {
   w.u8(sb.static_mapping_percent);
   w.u16(sb.overprovision_permille);
   w.u8(sb.clean_shutdown ? 1 : 0);
-  w.u8(0);
+  w.u8(static_cast<std::uint8_t>(sb.slot_alignment));
   w.u64(sb.ram_budget_bytes);
   w.u64(sb.sequence);
   w.u64(sb.created_unix_s);
@@ -82,7 +82,7 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
   sb.static_mapping_percent = r.u8();
   sb.overprovision_permille = r.u16();
   const auto clean = r.u8();
-  r.skip(1);
+  const auto alignment = r.u8();
   sb.ram_budget_bytes = r.u64();
   sb.sequence = r.u64();
   sb.created_unix_s = r.u64();
@@ -120,6 +120,10 @@ Result<Superblock> decode_superblock(ConstByteSpan slot) {
     return Status::corruption(fmt::format("superblock clean-shutdown flag is {}", clean));
   }
   sb.clean_shutdown = clean == 1;
+  if (alignment > static_cast<std::uint8_t>(SlotAlignment::logical_block)) {
+    return Status::corruption(fmt::format("superblock has unknown slot alignment {}", alignment));
+  }
+  sb.slot_alignment = static_cast<SlotAlignment>(alignment);
   return sb;
 }
 

@@ -22,7 +22,8 @@ BlockMapping::BlockMapping(bool enabled, const FtlLayout& layout, const FtlOptio
                 options.cftl.read_hot_threshold != 0 ? options.cftl.read_hot_threshold
                                                      : layout.geometry.pages_per_block / 2,
                 options.cftl.aging_period_requests != 0 ? options.cftl.aging_period_requests
-                                                        : 4ULL * layout.geometry.pages_per_block) {}
+                                                        : 4ULL * layout.geometry.pages_per_block),
+      scattered_(enabled ? layout.logical_pages / layout.geometry.pages_per_block + 1 : 0, false) {}
 
 std::optional<std::uint32_t> BlockMapping::lookup(Lpn lpn, Access access) {
   if (!enabled_) return std::nullopt;
@@ -40,10 +41,11 @@ std::optional<std::uint32_t> BlockMapping::lookup(Lpn lpn, Access access) {
 }
 
 void BlockMapping::page_mapped(Lpn lpn) {
-  // Called for every page written or moved: an empty CBMT (the usual case) costs no look-up.
-  if (!enabled_ || paper_bug_ || cbmt_.size() == 0) return;
+  if (!enabled_) return;
   const std::uint64_t lbn = lpn.value / layout_.geometry.pages_per_block;
-  if (!cbmt_.contains(lbn)) return;
+  scattered_[lbn] = false;  // the move may have laid it out whole
+  // Called for every page written or moved: an empty CBMT (the usual case) costs no look-up.
+  if (paper_bug_ || cbmt_.size() == 0 || !cbmt_.contains(lbn)) return;
   cbmt_.erase(lbn);
   ++stats_.conversions_to_page;
 }
@@ -55,9 +57,9 @@ void BlockMapping::note_access(Lpn first, std::uint32_t count, Access access) {
     const std::uint64_t lbn = lpn / P;
     const std::uint64_t end = std::min<std::uint64_t>((lbn + 1) * P, first.value + count);
     detector_.record(lbn, static_cast<std::uint32_t>(end - lpn), access == Access::write);
-    if (access == Access::read && wants(lbn) && candidate_set_.size() < kMaxCandidates &&
-        candidate_set_.insert(lbn).second) {
-      candidates_.push_back(lbn);
+    if (access == Access::read && wants(lbn)) {
+      if (candidate_set_.size() < kMaxCandidates && candidate_set_.insert(lbn).second) candidates_.push_back(lbn);
+      if (!scattered_[lbn]) unchecked_.push_back(lbn);
     }
     lpn = end;
   }
@@ -98,6 +100,46 @@ void BlockMapping::register_aligned(std::uint64_t first_lpn, std::span<const std
     cbmt_.insert(lbn, BlockNumber(start / P));
     ++stats_.conversions_to_block;
   }
+}
+
+void BlockMapping::register_laid_out(const HeldMapping& held) {
+  for (const std::uint64_t lbn : unchecked_) {
+    if (!wants(lbn)) continue;  // registered meanwhile, by a translation page loaded whole
+    BlockNumber block(0);
+    switch (layout_of(lbn, held, block)) {
+      case Layout::whole:
+        cbmt_.insert(lbn, block);
+        ++stats_.conversions_to_block;
+        break;
+      case Layout::scattered:
+        scattered_[lbn] = true;
+        break;
+      case Layout::unknown:
+        break;
+    }
+  }
+  unchecked_.clear();
+}
+
+BlockMapping::Layout BlockMapping::layout_of(std::uint64_t lbn, const HeldMapping& held, BlockNumber& block) const {
+  const std::uint32_t P = layout_.geometry.pages_per_block;
+  const std::uint64_t first = lbn * P;
+  if (first + P > layout_.logical_pages) return Layout::scattered;  // a partial logical block, never block-mapped
+  // Every held page must sit at its own offset of one block; any that does not decides it.
+  std::optional<std::uint32_t> start;
+  bool all_held = true;
+  for (std::uint32_t i = 0; i < P; ++i) {
+    const auto ppn = held(Lpn(first + i));
+    if (!ppn) {
+      all_held = false;
+      continue;
+    }
+    if (!is_physical(*ppn) || *ppn % P != i || (start && *start != *ppn - i)) return Layout::scattered;
+    start = *ppn - i;
+  }
+  if (!all_held) return Layout::unknown;
+  block = BlockNumber(*start / P);
+  return Layout::whole;
 }
 
 }  // namespace flashdir::ftl

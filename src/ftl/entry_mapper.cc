@@ -135,6 +135,10 @@ class EntryMapper final : public Mapper {
   bool wants_block_mapping(std::uint64_t lbn) const override { return blocks_.wants(lbn); }
   std::optional<std::uint64_t> consolidation_candidate() override { return blocks_.candidate(); }
   void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { blocks_.add(lbn, block); }
+  void register_laid_out_blocks() override {
+    // A cached entry, dirty or clean, is the current mapping.
+    blocks_.register_laid_out([this](Lpn lpn) { return cache_.peek(lpn); });
+  }
 
   std::uint64_t cache_bytes_used() const override { return cache_.bytes_used() + blocks_.bytes_used(); }
   void set_capacity_bytes(std::uint64_t bytes) override {

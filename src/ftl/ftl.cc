@@ -119,6 +119,7 @@ Result<std::uint16_t> Ftl::minimum_overprovision_permille(const Geometry& geomet
 
 std::uint64_t Ftl::logical_pages() const { return core_->layout().logical_pages; }
 std::uint32_t Ftl::page_size_bytes() const { return core_->chip().geometry().page_size_bytes; }
+std::uint32_t Ftl::pages_per_block() const { return core_->chip().geometry().pages_per_block; }
 Status Ftl::read(Lpn first, std::uint32_t count, ByteSpan data) { return core_->read(first, count, data); }
 Status Ftl::prepare_read(Lpn first, std::uint32_t count, ByteSpan data, PreparedRead& read) {
   return core_->prepare_read(first, count, data, read);

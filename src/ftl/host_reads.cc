@@ -46,6 +46,7 @@ Status FtlCore::prepare_read(Lpn first, std::uint32_t count, ByteSpan data, Prep
   ram_->note_access(first, count, Access::read);
   read.runs_.clear();
   auto lost_at = resolve_read(first, count, data, read.runs_);
+  ram_->register_laid_out_blocks();  // what the lookups just brought into RAM included
   if (!lost_at.is_ok()) return lost_at.status();
   read.erase_counts_.assign(count, 0);
   for (const PreparedRead::Run& run : read.runs_)

@@ -119,6 +119,9 @@ class Mapper {
   virtual std::optional<std::uint64_t> consolidation_candidate() { return std::nullopt; }
   // `lbn` now lives whole at pages [0, P) of `block`.
   virtual void register_block_mapping(std::uint64_t /*lbn*/, BlockNumber /*block*/) {}
+  // After a host read's lookups: block-maps, for free, the logical blocks it made wanted that
+  // the mapping held in RAM shows laid out whole; reads no flash (doc/ftl.md "CFTL").
+  virtual void register_laid_out_blocks() {}
 
   virtual std::uint64_t cache_bytes_used() const = 0;
 };

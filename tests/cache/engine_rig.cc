@@ -77,7 +77,7 @@ std::vector<std::uint8_t> EngineRig::read_through(const std::string& name, std::
 }
 
 void EngineRig::damage_slot(std::uint32_t slot) {
-  auto layout = cache::SlotLayout::compute(ftl_->logical_pages(), geometry_.page_size_bytes);
+  auto layout = cache::SlotLayout::of(*ftl_, cache::EngineServices{}.slot_alignment);  // open_engine()'s
   REQUIRE(layout.is_ok());
   damage_lpn(layout->data_lpn(slot));
 }

@@ -49,6 +49,36 @@ TEST_CASE("the slot layout packs metadata pages and slots into the logical space
   CHECK(big->entries_in(static_cast<std::uint32_t>(big->metadata_pages - 1)) <= 237);
 }
 
+TEST_CASE("an aligned slot layout starts its data slots at a multiple of the alignment", "[cache-meta]") {
+  for (const std::uint32_t align : {1u, 8u, 128u}) {
+    for (std::uint64_t logical : {200ull, 700ull, 1'000'003ull}) {
+      INFO("alignment " << align << ", " << logical << " logical pages");
+      auto layout = SlotLayout::compute(logical, 512, align);
+      REQUIRE_OK(layout);
+      const std::uint64_t E = layout->entries_per_page;
+      CHECK(layout->metadata_pages == (layout->slot_count + E - 1) / E);
+      CHECK(layout->first_data_lpn % align == 0);
+      CHECK(layout->first_data_lpn >= layout->metadata_pages);
+      CHECK(layout->first_data_lpn < layout->metadata_pages + align);
+      CHECK(layout->data_lpn(0).value == layout->first_data_lpn);
+      CHECK(layout->fits(logical));
+      CHECK(layout->first_data_lpn + layout->slot_count <= logical);
+      // One more slot would not fit: its metadata page or the gap before the slots grows.
+      const std::uint64_t more = layout->slot_count + 1ull;
+      const std::uint64_t more_start = ((more + E - 1) / E + align - 1) / align * align;
+      CHECK(more_start + more > logical);
+    }
+  }
+  // The 128-page alignment of the default chip costs at most 127 slots of a million.
+  auto packed = SlotLayout::compute(1'000'003, 512);
+  auto aligned = SlotLayout::compute(1'000'003, 512, 128);
+  REQUIRE_OK(packed);
+  REQUIRE_OK(aligned);
+  CHECK(packed->first_data_lpn % 128 != 0);  // else the case above proves nothing
+  CHECK(packed->slot_count - aligned->slot_count < 128);
+  CHECK(SlotLayout::compute(100, 512, 128).status().code() == StatusCode::no_space);
+}
+
 TEST_CASE("the window lets pages leave only from its front", "[cache-meta][window]") {
   meta::UnfinishedWindow window(3);
   window.add(5, 50);

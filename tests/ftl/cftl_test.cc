@@ -17,12 +17,13 @@ struct Rig {
   std::unique_ptr<Ftl> ftl;
   std::uint64_t P = g.pages_per_block;
 
-  // `eager`: the background consolidation these tests drive needs it.
-  explicit Rig(bool paper_bug = false) {
-    FtlOptions options = small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy);
-    options.ram.budget_bytes = 4096;
+  // `eager` by default: the background consolidation most of these tests drive needs it.
+  explicit Rig(bool paper_bug = false, ConsolidationMode mode = ConsolidationMode::eager,
+               format::RamPolicy ram = format::RamPolicy::tree, std::uint64_t ram_bytes = 4096) {
+    FtlOptions options = small_cache_options(format::MappingScheme::cftl, format::GcPolicy::dual_greedy, ram);
+    options.ram.budget_bytes = ram_bytes;
     options.reproduce_paper_cbmt_bug = paper_bug;
-    options.cftl.consolidation = ConsolidationMode::eager;
+    options.cftl.consolidation = mode;
     auto made = Ftl::format(chip.chip(), chip.clock(), options);
     REQUIRE(made.is_ok());
     ftl = std::move(made).value();
@@ -37,6 +38,12 @@ struct Rig {
       REQUIRE_OK(ftl->write(Lpn(400 + i), 1, run_data(g, 400 + i, 1, version)));
     }
     REQUIRE_OK(ftl->flush());  // out of the write buffer: only pages on flash can be block-mapped
+  }
+
+  // Writes `count` pages from `lpn` straight to the cold frontier (forced: past the write
+  // buffer, in request order), so that where they land follows from what was written before.
+  void write_in_order(std::uint64_t lpn, std::uint32_t count, std::uint64_t version) {
+    REQUIRE_OK(ftl->write(Lpn(lpn), count, run_data(g, lpn, count, version), WriteHint::cold, Durability::forced));
   }
 
   std::uint64_t read_version(std::uint64_t lpn) {
@@ -80,6 +87,47 @@ TEST_CASE("cftl: a read-hot, write-cold logical block is consolidated and served
   rig.read_block(1);
   CHECK(rig.ftl->stats().cbmt_hits == hits_before + rig.P);  // every page from the block mapping
   for (std::uint64_t i = 0; i < rig.P; ++i) CHECK(rig.read_version(kLbn * rig.P + i) == 1);
+}
+
+TEST_CASE("cftl: a logical block laid out whole is block-mapped for free when it turns read-hot after its "
+          "mapping is in RAM",
+          "[ftl][cftl]") {
+  // RAM for the whole mapping: no translation page is loaded twice, so only the mapping already
+  // held can show the layout (a mounted cache's device RAM is a sixteenth of its size).
+  const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
+  INFO("RAM policy " << format::ram_policy_name(ram));
+  Rig rig(false, ConsolidationMode::gc, ram, 64 << 10);
+  rig.write_in_order(kLbn * rig.P, static_cast<std::uint32_t>(rig.P), 1);  // the chip's first block, from page 0
+  CHECK(rig.read_version(kLbn * rig.P) == 1);  // its mapping into RAM, before it is read-hot
+  rig.quiet_period();
+  REQUIRE(rig.ftl->stats().conversions_to_block == 0);
+  rig.read_block(1);  // read-hot now: the mapping in RAM shows it laid out whole
+  FtlStats stats = rig.ftl->stats();
+  CHECK(stats.conversions_to_block == 1);
+  CHECK(stats.consolidation_copies == 0);
+  rig.read_block(1);
+  CHECK(rig.ftl->stats().cbmt_hits - stats.cbmt_hits == rig.P);
+  for (std::uint64_t i = 0; i < rig.P; ++i) CHECK(rig.read_version(kLbn * rig.P + i) == 1);
+}
+
+TEST_CASE("cftl: a logical block found not laid out whole is looked at again once it is written", "[ftl][cftl]") {
+  const auto ram = GENERATE(from_range(std::begin(kRamPolicies), std::end(kRamPolicies)));
+  INFO("RAM policy " << format::ram_policy_name(ram));
+  Rig rig(false, ConsolidationMode::gc, ram, 64 << 10);
+  const std::uint64_t first = kLbn * rig.P;
+  const auto P = static_cast<std::uint32_t>(rig.P);
+  rig.write_in_order(400, 1, 1);
+  rig.write_in_order(first, P, 1);  // pages 1..P-1 of one block and page 0 of the next
+  rig.quiet_period();
+  rig.read_block(2);
+  REQUIRE(rig.ftl->stats().conversions_to_block == 0);
+  rig.write_in_order(401, P - 1, 1);  // the frontier at a block's page 0 again
+  rig.write_in_order(first, P, 2);    // laid out whole now
+  rig.quiet_period();
+  rig.read_block(1);
+  CHECK(rig.ftl->stats().conversions_to_block == 1);
+  CHECK(rig.ftl->stats().consolidation_copies == 0);
+  for (std::uint64_t i = 0; i < rig.P; ++i) CHECK(rig.read_version(first + i) == 2);
 }
 
 TEST_CASE("cftl: a write to a block-mapped block is never read stale", "[ftl][cftl]") {

@@ -136,8 +136,12 @@ TEST_CASE("runner: under stack, CFTL's runs spare the translation reads DFTL's e
   };
   // A CFTL run costs 12 bytes: the whole map fits. A DFTL entry covers one LPN, so each page
   // costs misses until the group takes it whole; a TreeFTL page costs 4 KiB in either scheme.
+  // Beside its pages CFTL keeps CBMT entries: each block turns read-hot halfway through its
+  // read and, laid out whole, is block-mapped for free (154 blocks, 8 bytes each, 1.2 KiB of
+  // the 16 KiB): one translation page evicted the more.
   CHECK(reads("stack", "cftl") * 4 < reads("stack", "dftl"));
-  CHECK(reads("tree", "cftl") == reads("tree", "dftl"));
+  CHECK(reads("tree", "cftl") >= reads("tree", "dftl"));
+  CHECK(reads("tree", "cftl") <= reads("tree", "dftl") + 1);
   CHECK(reads("stack", "cftl") < reads("tree", "cftl"));
 }
 

@@ -95,7 +95,8 @@ DirEngine::DirEngine(const std::filesystem::path& cache_dir, const std::filesyst
   lost_found_ = cache::lost_found_directory(paths_.dir / kLostFoundDirName);
   file_ids_ = std::make_unique<FileIds>(paths_.superblock, superblock_);
   auto engine =
-      cache::Engine::open(*ftl_, *catalog_, *backing_, options, cache::EngineServices{lost_found_.get(), file_ids_.get()});
+      cache::Engine::open(*ftl_, *catalog_, *backing_, options,
+                          cache::EngineServices{lost_found_.get(), file_ids_.get(), nullptr, superblock_.slot_alignment});
   INFO(engine.status().to_string());
   REQUIRE(engine.is_ok());
   engine_ = std::move(engine).value();

@@ -167,6 +167,9 @@ struct EngineServices {
   // caller (MountedCache: cache/restart_image.h): a clean open takes it instead of reading
   // every metadata page, if it fits this cache, and reads its parts as they are needed.
   std::shared_ptr<const RestartImage> restart_image = nullptr;
+  // Where the data slots start: what the cache's superblock records (a cache formatted before
+  // the field has after_metadata, and keeps that layout for good).
+  format::SlotAlignment slot_alignment = format::SlotAlignment::logical_block;
 };
 
 class EngineCore;

@@ -85,6 +85,8 @@ class Ftl {
 
   std::uint64_t logical_pages() const;
   std::uint32_t page_size_bytes() const;
+  // A logical block of CFTL's block mapping is this many consecutive LPNs from a multiple of it.
+  std::uint32_t pages_per_block() const;
   // The logical pages an FTL would export on `geometry` with that spare share, or why the
   // geometry cannot hold an FTL.
   static Result<std::uint64_t> logical_pages_for(const Geometry& geometry, std::uint16_t overprovision_permille);

@@ -91,7 +91,7 @@ Result<std::unique_ptr<MetadataStore>> MetadataStore::restore_image(Ftl& ftl, co
                                                                     MetadataScheme scheme,
                                                                     std::shared_ptr<const RestartImage> image,
                                                                     LittleEndianReader& in) {
-  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+  if (!layout.fits(ftl.logical_pages())) {
     return Status::invalid_argument("slot layout does not fit the FTL");
   }
   std::unique_ptr<MetadataStore> store(new MetadataStore(ftl, layout, scheme));

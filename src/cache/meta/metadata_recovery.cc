@@ -36,7 +36,7 @@ Result<std::pair<std::unique_ptr<MetadataStore>, RecoveredSlots>> MetadataStore:
                                                                                       MetadataScheme scheme,
                                                                                       DuplicateSearch search) {
   const auto started = std::chrono::steady_clock::now();
-  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+  if (!layout.fits(ftl.logical_pages())) {
     return Status::invalid_argument("slot layout does not fit the FTL");
   }
   std::unique_ptr<MetadataStore> store(new MetadataStore(ftl, layout, scheme));

@@ -37,23 +37,37 @@ std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> values) {
 // ---------------------------------------------------------------------------------------------
 // Layout and figures
 
-Result<SlotLayout> SlotLayout::compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes) {
+Result<SlotLayout> SlotLayout::compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes,
+                                       std::uint32_t alignment_pages) {
   const std::uint64_t per_page = format::metadata_entries_per_page(page_size_bytes);
   if (per_page == 0) {
     return Status::invalid_argument(fmt::format("a {}-byte page holds no metadata entries", page_size_bytes));
   }
-  // M + S <= L with M = ceil(S / E): start from S = L * E / (E + 1) and step down.
+  const std::uint64_t align = std::max<std::uint32_t>(alignment_pages, 1);
+  const auto first_data_lpn = [&](std::uint64_t slots) {
+    const std::uint64_t metadata = (slots + per_page - 1) / per_page;
+    return (metadata + align - 1) / align * align;
+  };
+  // first_data_lpn(S) + S <= L with M = ceil(S / E): start from S = L * E / (E + 1) and step
+  // down (the alignment costs fewer than `align` more steps).
   std::uint64_t slots = std::min<std::uint64_t>(logical_pages / (per_page + 1) * per_page +
                                                     (logical_pages % (per_page + 1)),
                                                 UINT32_MAX);
-  while (slots > 0 && (slots + per_page - 1) / per_page + slots > logical_pages) --slots;
+  while (slots > 0 && first_data_lpn(slots) + slots > logical_pages) --slots;
   if (slots == 0) return Status::no_space(fmt::format("{} logical pages hold no cache slot", logical_pages));
   SlotLayout layout;
   layout.slot_count = static_cast<std::uint32_t>(slots);
   layout.entries_per_page = static_cast<std::uint32_t>(per_page);
   layout.metadata_pages = (slots + per_page - 1) / per_page;
+  layout.first_data_lpn = first_data_lpn(slots);
   layout.page_size_bytes = page_size_bytes;
   return layout;
+}
+
+Result<SlotLayout> SlotLayout::of(const Ftl& ftl, format::SlotAlignment alignment) {
+  const std::uint32_t alignment_pages =
+      alignment == format::SlotAlignment::logical_block ? ftl.pages_per_block() : 1;
+  return compute(ftl.logical_pages(), ftl.page_size_bytes(), alignment_pages);
 }
 
 std::uint32_t SlotLayout::entries_in(std::uint32_t page) const {
@@ -87,7 +101,7 @@ MetadataStore::MetadataStore(Ftl& ftl, const SlotLayout& layout, MetadataScheme 
       page_buffer_(layout.page_size_bytes) {}
 
 Result<std::unique_ptr<MetadataStore>> MetadataStore::format(Ftl& ftl, const SlotLayout& layout, MetadataScheme scheme) {
-  if (layout.metadata_pages + layout.slot_count > ftl.logical_pages() || layout.entries_per_page == 0) {
+  if (!layout.fits(ftl.logical_pages())) {
     return Status::invalid_argument(fmt::format("slot layout of {} metadata pages and {} slots does not fit {} logical pages",
                                                 layout.metadata_pages, layout.slot_count, ftl.logical_pages()));
   }

@@ -61,13 +61,24 @@ struct SlotEntry {
 
 struct SlotLayout {
   std::uint64_t metadata_pages = 0;
+  std::uint64_t first_data_lpn = 0;  // slot 0's LPN: metadata_pages rounded up to the alignment
   std::uint32_t slot_count = 0;
   std::uint32_t entries_per_page = 0;
   std::uint32_t page_size_bytes = 0;
 
-  // As many slots as fit with their metadata pages in `logical_pages`.
-  static Result<SlotLayout> compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes);
-  Lpn data_lpn(SlotIndex slot) const { return Lpn(metadata_pages + slot); }
+  // As many slots as fit with their metadata pages in `logical_pages`, slot 0 at the first
+  // multiple of `alignment_pages` after the metadata pages.
+  static Result<SlotLayout> compute(std::uint64_t logical_pages, std::uint32_t page_size_bytes,
+                                    std::uint32_t alignment_pages = 1);
+  // The layout of a cache on `ftl` whose superblock records `alignment`: with logical_block,
+  // slot 0 begins one of CFTL's logical blocks, so a file cached into consecutive slots fills
+  // logical blocks whole and can be block-mapped (doc/cache.md "Slots and replacement").
+  static Result<SlotLayout> of(const Ftl& ftl, format::SlotAlignment alignment);
+  Lpn data_lpn(SlotIndex slot) const { return Lpn(first_data_lpn + slot); }
+  // Whether the metadata pages and the slots, in this order, lie within `logical_pages`.
+  bool fits(std::uint64_t logical_pages) const {
+    return entries_per_page != 0 && first_data_lpn >= metadata_pages && first_data_lpn + slot_count <= logical_pages;
+  }
   std::uint32_t page_of(SlotIndex slot) const { return slot / entries_per_page; }
   // Entries metadata page `page` holds (the last one may hold fewer).
   std::uint32_t entries_in(std::uint32_t page) const;

@@ -71,6 +71,7 @@ class PartitionedRam final : public RamManager, private ftl::MappingObserver {
   bool wants_block_mapping(std::uint64_t lbn) const override { return mapping_->wants_block_mapping(lbn); }
   std::optional<std::uint64_t> consolidation_candidate() override { return mapping_->consolidation_candidate(); }
   void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { mapping_->register_block_mapping(lbn, block); }
+  void register_laid_out_blocks() override { mapping_->register_laid_out_blocks(); }
 
   // ---- The write buffer.
   bool buffers_write(std::uint32_t count) const override {

@@ -54,6 +54,8 @@ class RamManager {
   virtual bool wants_block_mapping(std::uint64_t lbn) const = 0;
   virtual std::optional<std::uint64_t> consolidation_candidate() = 0;
   virtual void register_block_mapping(std::uint64_t lbn, BlockNumber block) = 0;
+  // Mapper::register_laid_out_blocks, from whatever mapping state the policy holds.
+  virtual void register_laid_out_blocks() = 0;
 
   // ---- The write buffer.
   // Whether a host write of `count` pages goes through the buffer; longer ones (sequential

@@ -195,6 +195,18 @@ class TreeRam final : public RamManager {
   bool wants_block_mapping(std::uint64_t lbn) const override { return blocks_.wants(lbn); }
   std::optional<std::uint64_t> consolidation_candidate() override { return blocks_.candidate(); }
   void register_block_mapping(std::uint64_t lbn, BlockNumber block) override { blocks_.add(lbn, block); }
+  void register_laid_out_blocks() override {
+    // What a group holds is the current mapping (runs set overlay the page on flash), and so is
+    // what waits in the relocation log of a page no group holds whole.
+    blocks_.register_laid_out([this](Lpn lpn) -> std::optional<std::uint32_t> {
+      const std::uint64_t tpn = layout_.tpn_of(lpn);
+      const std::uint32_t g = group_of_tpn_[tpn];
+      if (g != kNone) {
+        if (auto ppn = groups_[g].map.find(offset_of(lpn))) return ppn;
+      }
+      return log_find(tpn, offset_of(lpn));
+    });
+  }
 
   // ---- The write buffer
 
