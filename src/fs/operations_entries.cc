@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "fs/backing_stat.h"
 #include "fs/credentials.h"
 #include "fs/kept_attributes.h"
 #include "fs/operations.h"
@@ -52,13 +53,19 @@ void make_entry(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Create 
 }
 
 // What the backing says of `inode` now, through its descriptor: its attributes as the backing
-// file system has them (write-back data not yet in the file is not counted: stat_of does).
+// file system has them (write-back data not yet in the file is not counted: stat_of does). An
+// inode known by name only is opened now, and the stat that checked it is the answer.
 SysResult<struct stat> backing_stat_of(MountContext& context, Inode& inode) {
-  auto fd = context.inodes->path_fd(inode);
-  if (!fd.is_ok()) return Errno{fd.error()};
   const std::int64_t asked_ns = realtime_ns();
+  std::optional<struct statx> opened_by_name;
+  auto fd = context.inodes->path_fd(inode, &opened_by_name);
+  if (!fd.is_ok()) return Errno{fd.error()};
   struct stat st {};
-  if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return last_errno();
+  if (opened_by_name) {
+    st = stat_from_statx(*opened_by_name);
+  } else if (::fstatat((*fd)->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    return last_errno();
+  }
   inode.note_attributes(st);
   note_backing_stat(context, inode, st, asked_ns);
   return st;

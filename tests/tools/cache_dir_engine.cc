@@ -150,6 +150,15 @@ std::uint64_t cached_pages(const CacheDir& cache) {
   return pages;
 }
 
+std::unique_ptr<cache::MountedCache> open_as_daemon(const CacheDir& cache) {
+  auto backing = cache::open_posix_backing_store(cache.backing());
+  REQUIRE(backing.is_ok());
+  auto mounted = cache::MountedCache::open(cache.dir(), std::move(backing.value()), cache::EngineOptions{});
+  INFO(mounted.status().to_string());
+  REQUIRE(mounted.is_ok());
+  return std::move(mounted).value();
+}
+
 CommandResult checked(const std::string& args, int expected_exit) {
   auto result = fsck(args);
   INFO(args << "\n" << result.output);

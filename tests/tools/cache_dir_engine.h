@@ -86,6 +86,9 @@ class DirEngine {
 
 // Every file read through the engine (cached), then a clean close.
 void fill(const CacheDir& cache, int files);
+// The cache opened as the daemon opens it (MountedCache, default engine options), over its
+// backing directory; the test fails if it does not open.
+std::unique_ptr<cache::MountedCache> open_as_daemon(const CacheDir& cache);
 // The engine's figure for cached pages after a clean open (what fsck calls usable).
 std::uint64_t cached_pages(const CacheDir& cache);
 // fsck with `args`, checked to exit with `expected_exit` (its output in the failure message).

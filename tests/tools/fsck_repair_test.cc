@@ -61,12 +61,8 @@ std::uint64_t file_id(const CacheDir& cache, const std::string& name) {
 // is empty. Returns the restart's report.
 cache::RestartReport daemon_serves(const CacheDir& cache, int files,
                                    const std::vector<std::vector<std::uint8_t>>& expected) {
-  auto backing = cache::open_posix_backing_store(cache.backing());
-  REQUIRE(backing.is_ok());
-  auto mounted = cache::MountedCache::open(cache.dir(), std::move(backing.value()), cache::EngineOptions{});
-  INFO(mounted.status().to_string());
-  REQUIRE(mounted.is_ok());
-  cache::Engine& engine = (*mounted)->engine();
+  auto mounted = open_as_daemon(cache);
+  cache::Engine& engine = mounted->engine();
   const cache::RestartReport restart = engine.stats().restart;
   INFO(restart.lost_dirty_reason);
   CHECK(restart.lost_dirty_slots == 0);
@@ -86,7 +82,7 @@ cache::RestartReport daemon_serves(const CacheDir& cache, int files,
     if (!expected.empty()) CHECK((bytes == expected[static_cast<std::size_t>(i)]));
   }
   CHECK(engine.stats().corrupt_pages == 0);
-  REQUIRE((*mounted)->close().is_ok());
+  REQUIRE(mounted->close().is_ok());
   return restart;
 }
 

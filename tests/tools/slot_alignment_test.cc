@@ -89,12 +89,8 @@ TEST_CASE("a cache formatted before the slot alignment keeps its layout: it open
   checked("-y " + cache.arg(), 0);
   {
     // As the daemon opens it: the layout must come from the superblock.
-    auto backing = cache::open_posix_backing_store(cache.backing());
-    REQUIRE(backing.is_ok());
-    auto mounted = cache::MountedCache::open(cache.dir(), std::move(backing.value()), cache::EngineOptions{});
-    INFO(mounted.status().to_string());
-    REQUIRE(mounted.is_ok());
-    cache::Engine& engine = (*mounted)->engine();
+    auto mounted = open_as_daemon(cache);
+    cache::Engine& engine = mounted->engine();
     CHECK(engine.stats().restart.written_back_slots == 1);
     auto f0 = engine.open_file("f0");
     REQUIRE(f0.is_ok());
@@ -104,7 +100,7 @@ TEST_CASE("a cache formatted before the slot alignment keeps its layout: it open
     CHECK(bytes == contents(0));
     CHECK(engine.stats().read_hit_pages == kFileBytes / 4096 + 1);  // served from the slots, not from the backing file
     REQUIRE(engine.release(*f0).is_ok());
-    REQUIRE((*mounted)->close().is_ok());
+    REQUIRE(mounted->close().is_ok());
   }
   const auto f1 = cache.get("f1");
   REQUIRE(f1.size() == kFileBytes);
