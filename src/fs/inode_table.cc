@@ -40,6 +40,7 @@ InodeTable::InodeTable(UniqueFd root_fd, const struct stat& root_stat, std::size
       reopen_by_handle_(mount_fd_.valid() && can_reopen_by_handle(mount_fd_.get())),
       root_fd_(std::make_shared<const UniqueFd>(std::move(root_fd))),
       root_(std::make_unique<Inode>(root_stat.st_dev, root_stat.st_ino, S_IFDIR)),
+      root_path_(descriptor_path(root_fd_->get()).value_or("")),
       max_cached_fds_(max_cached_fds) {
   root_->fd_ = root_fd_;
   root_->pinned_ = true;
@@ -91,7 +92,14 @@ Inode& InodeTable::remember(UniqueFd fd, const struct stat& st) {
   return inode;
 }
 
-Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const struct stat& st) {
+std::vector<unsigned char> InodeTable::handle_to_keep(int fd, const struct stat& st) const {
+  // open_by_handle_at's mount descriptor is the backing root: only its file system's objects.
+  if (!reopen_by_handle_ || st.st_dev != root_->dev()) return {};
+  return handle_of(fd);
+}
+
+Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const struct stat& st,
+                                  std::vector<unsigned char> handle) {
   std::lock_guard lock(mutex_);
   if (st.st_dev == root_->dev() && st.st_ino == root_->ino()) return nullptr;
   if (auto it = inodes_.find(Key{st.st_dev, st.st_ino}); it != inodes_.end()) {
@@ -103,11 +111,18 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   inode.parent_ = &parent;
   inode.name_ = std::string(name);
   inode.named_ctime_ns_ = Inode::ctime_ns(st);
+  if (reopen_by_handle_ && st.st_dev == root_->dev()) inode.handle_ = std::move(handle);
   ++parent.lookups_;
   named_.insert_or_assign(NamedKey{&parent, inode.name_}, &inode);
   named_children_[&parent].insert(&inode);
   note_named_children_locked();
   return &inode;
+}
+
+bool InodeTable::within_root(int fd) const {
+  const std::optional<std::string> path = descriptor_path(fd);
+  return path && !root_path_.empty() && path->size() > root_path_.size() && path->starts_with(root_path_) &&
+         ((*path)[root_path_.size()] == '/' || root_path_ == "/");
 }
 
 Inode* InodeTable::remember_opened(const struct stat& st) {
@@ -213,7 +228,7 @@ SysResult<SharedFd> InodeTable::path_fd(Inode& inode, std::optional<struct statx
       if (!inode.pinned_) lru_.splice(lru_.begin(), lru_, inode.lru_position_);
       return inode.fd_;
     }
-    handle = inode.handle_;
+    if (inode.parent_ == nullptr) handle = inode.handle_;
   }
   if (handle.empty()) return open_by_name(inode, opened_stat);
   // The reopen runs unlocked; two threads may both reopen, and the second result wins.
@@ -232,6 +247,7 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode, std::optional<struct 
   Inode* parent = nullptr;
   std::string name;
   std::int64_t named_ctime_ns = 0;
+  std::vector<unsigned char> handle;
   {
     std::lock_guard lock(mutex_);
     if (inode.fd_ != nullptr) return inode.fd_;
@@ -240,6 +256,7 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode, std::optional<struct 
     parent = inode.parent_;
     name = inode.name_;
     named_ctime_ns = inode.named_ctime_ns_;
+    handle = inode.handle_;
     // Held across the open: another thread opening the inode meanwhile gives back its own.
     ++parent->lookups_;
   }
@@ -247,9 +264,24 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode, std::optional<struct 
     forget(*parent, 1);
     return result;
   };
-  auto parent_fd = path_fd(*parent);
-  if (!parent_fd.is_ok()) return done(Errno{parent_fd.error()});
-  UniqueFd fd(::openat((*parent_fd)->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  // By the handle, the object itself: no component of its path is asked of the backing, and the
+  // parent stays known by name only. A handle that no longer opens (the object is gone, or the
+  // backing forgot the handle: a FUSE store without export support keeps only the inodes its
+  // kernel still caches) leaves the name.
+  UniqueFd fd;
+  if (!handle.empty())
+    fd = UniqueFd(::open_by_handle_at(mount_fd_.get(), reinterpret_cast<struct file_handle*>(handle.data()),
+                                      O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  // Paths of it must work (the engine keys a file by its path below the root): a handle the
+  // kernel can only open as a disconnected object, or one that names an object moved out of
+  // the backing tree, leaves the name too.
+  if (fd.valid() && !within_root(fd.get())) fd = UniqueFd();
+  const bool by_handle = fd.valid();
+  if (!by_handle) {
+    auto parent_fd = path_fd(*parent);
+    if (!parent_fd.is_ok()) return done(Errno{parent_fd.error()});
+    fd = UniqueFd(::openat((*parent_fd)->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  }
   int error = fd.valid() ? 0 : errno;
   // Checked against what the backing says now, past any attribute cache of its own.
   auto checked = fd.valid() ? statx_of(fd.get(), STATX_BASIC_STATS | STATX_BTIME, AT_STATX_FORCE_SYNC)
@@ -281,6 +313,7 @@ SysResult<SharedFd> InodeTable::open_by_name(Inode& inode, std::optional<struct 
       if (inode.parent_ != nullptr) named_opened_locked(inode);
       inode.handle_.clear();
       install_fd_locked(inode, shared);
+      if (by_handle) ++named_opened_by_handle_;
     }
   }
   if (detached) return done(Errno{ESTALE});
@@ -297,7 +330,8 @@ bool Inode::same_attributes(const struct stat& a, const struct stat& b) {
 
 InodeTable::Counts InodeTable::counts() const {
   std::lock_guard lock(mutex_);
-  return Counts{inodes_.size() + detached_.size() + 1, lru_.size() + pinned_, pinned_, reopens_, evictions_, named_.size()};
+  return Counts{inodes_.size() + detached_.size() + 1, lru_.size() + pinned_, pinned_, reopens_, evictions_, named_.size(),
+                named_opened_by_handle_};
 }
 
 void InodeTable::install_fd_locked(Inode& inode, SharedFd fd) {

@@ -202,7 +202,8 @@ class Inode {
   const mode_t file_type_;
   std::uint64_t lookups_ = 0;           // guarded by the table's mutex
   SharedFd fd_;                         // guarded; null while evicted
-  std::vector<unsigned char> handle_;   // guarded; struct file_handle bytes once evicted
+  // guarded; struct file_handle bytes once evicted, or the answer's while known by name only
+  std::vector<unsigned char> handle_;
   bool pinned_ = false;                 // guarded; cannot be reopened by handle
   std::list<Inode*>::iterator lru_position_;  // guarded; valid while fd_ is set and !pinned_
   // Known by name only (InodeTable::remember_named) until first used: opened then as `name_`
@@ -235,7 +236,14 @@ class InodeTable {
   // if the table knows the object otherwise (opened, or by name with another change time): the
   // answer may be about an object removed since whose number another one has now, and the
   // caller asks the backing instead.
-  Inode* remember_named(Inode& parent, std::string_view name, const struct stat& st);
+  // `handle`, the object's file handle the answer kept (handle_to_keep), is tried first: it
+  // opens the object without walking its path (on a network store, one round trip fewer per
+  // component), and the same check follows.
+  Inode* remember_named(Inode& parent, std::string_view name, const struct stat& st,
+                        std::vector<unsigned char> handle = {});
+  // The file handle by which the object `fd` refers to (`st`) can be opened again, kept with an
+  // answer of the metadata cache; empty where this table cannot reopen by handle.
+  std::vector<unsigned char> handle_to_keep(int fd, const struct stat& st) const;
   // One more kernel lookup of the object `st` describes if the table holds a descriptor of it
   // whose name is still there (so it is that object, and paths of it still work); null
   // otherwise (unknown, known by name only, evicted, or of another type).
@@ -268,6 +276,7 @@ class InodeTable {
     std::uint64_t reopens = 0;
     std::uint64_t evictions = 0;
     std::size_t named_only = 0;  // known by name only, not opened yet
+    std::uint64_t named_opened_by_handle = 0;  // of those opened since, by their answer's handle
   };
   Counts counts() const;
   std::size_t max_cached_fds() const { return max_cached_fds_; }
@@ -299,10 +308,13 @@ class InodeTable {
   // stale): it leaves the map and serves the kernel ESTALE until forgotten.
   void detach_locked(Inode& inode);
   void forget_locked(Inode& inode, std::uint64_t count);
-  // Opens an inode known by name only; ESTALE if its name is no longer that object.
+  // Opens an inode known by name only, by the handle its answer kept if that still opens it, or
+  // else by its name; ESTALE if that is no longer the object the answer described.
   SysResult<SharedFd> open_by_name(Inode& inode, std::optional<struct statx>* opened_stat);
   // The inode is no longer known by name only: its parent's lookup is given back.
   void named_opened_locked(Inode& inode);
+  // Whether the kernel names `fd`'s object by a path below the backing root.
+  bool within_root(int fd) const;
   // After named_children_ changed: has_named_children_ follows it.
   void note_named_children_locked();
   void install_fd_locked(Inode& inode, SharedFd fd);
@@ -314,6 +326,7 @@ class InodeTable {
   mutable std::mutex mutex_;
   SharedFd root_fd_;
   std::unique_ptr<Inode> root_;
+  const std::string root_path_;  // the backing root's path, as the kernel names it
   absl::flat_hash_map<Key, std::unique_ptr<Inode>> inodes_;
   std::list<Inode*> lru_;  // front: most recently used
   absl::flat_hash_map<NamedKey, Inode*> named_;  // inodes known by name only
@@ -328,6 +341,7 @@ class InodeTable {
   std::size_t pinned_ = 0;
   std::uint64_t reopens_ = 0;
   std::uint64_t evictions_ = 0;
+  std::uint64_t named_opened_by_handle_ = 0;
 };
 
 }  // namespace flashdir::fs

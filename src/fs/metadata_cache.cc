@@ -1,7 +1,10 @@
 #include "fs/metadata_cache.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -16,12 +19,26 @@ namespace {
 constexpr char kHeaderKey[] = "h";
 constexpr char kNamePrefix = 'n';
 constexpr char kListingPrefix = 'l';
-constexpr std::string_view kHeaderTag = "flashdir metadata cache 1";
+// Version 2 added the object's file handle to each record; a store of version 1 is dropped
+// whole at the next mount (its header differs), as one from another boot is.
+constexpr std::string_view kHeaderTag = "flashdir metadata cache 2";
 
 // The attributes a record keeps, in order.
 constexpr std::size_t kStatFields = 16;
-// present, checked_ns, the attributes, the checksum.
-constexpr std::size_t kValueBytes = 1 + 8 + 8 * kStatFields + 8;
+// present, checked_ns, the attributes, the handle's length, the checksum; then the handle's
+// bytes before the checksum.
+constexpr std::size_t kValueBytes = 1 + 8 + 8 * kStatFields + 2 + 8;
+// A struct file_handle of at most MAX_HANDLE_SZ bytes.
+constexpr std::size_t kMaxHandleBytes = sizeof(struct file_handle) + MAX_HANDLE_SZ;
+
+// A handle as name_to_handle_at writes it: its header's length agrees with its size.
+bool well_formed_handle(const HandleBytes& handle) {
+  if (handle.empty()) return true;
+  if (handle.size() < sizeof(struct file_handle) || handle.size() > kMaxHandleBytes) return false;
+  struct file_handle header {};
+  std::memcpy(&header, handle.data(), sizeof header);
+  return sizeof(struct file_handle) + header.handle_bytes == handle.size();
+}
 
 std::string header_value(const std::string& boot_id, ObjectId root) {
   std::string value(kHeaderTag);
@@ -100,14 +117,17 @@ struct stat stat_from(const std::array<std::uint64_t, kStatFields>& f) {
   return st;
 }
 
-std::string encode_value(std::string_view key, bool present, std::int64_t checked_ns, const struct stat& st) {
-  std::string value(kValueBytes, '\0');
+std::string encode_value(std::string_view key, bool present, std::int64_t checked_ns, const struct stat& st,
+                         const HandleBytes& handle) {
+  std::string value(kValueBytes + handle.size(), '\0');
   ByteSpan bytes(reinterpret_cast<std::uint8_t*>(value.data()), value.size());
   LittleEndianWriter out(bytes);
   out.u8(present ? 1 : 0);
   out.u64(static_cast<std::uint64_t>(checked_ns));
   for (std::uint64_t field : stat_fields(st)) out.u64(field);
-  out.u64(record_checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8)));
+  out.u16(static_cast<std::uint16_t>(handle.size()));
+  out.bytes(ConstByteSpan(handle.data(), handle.size()));
+  out.u64(record_checksum(key, ConstByteSpan(bytes.data(), value.size() - 8)));
   return value;
 }
 
@@ -115,10 +135,11 @@ struct DecodedValue {
   bool present = false;
   std::int64_t checked_ns = 0;
   struct stat attributes {};
+  HandleBytes handle;
 };
 
 std::optional<DecodedValue> decode_value(std::string_view key, std::string_view value) {
-  if (value.size() != kValueBytes) return std::nullopt;
+  if (value.size() < kValueBytes) return std::nullopt;
   ConstByteSpan bytes(reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
   LittleEndianReader in(bytes);
   const std::uint8_t present = in.u8();
@@ -128,7 +149,12 @@ std::optional<DecodedValue> decode_value(std::string_view key, std::string_view 
   decoded.checked_ns = static_cast<std::int64_t>(in.u64());
   std::array<std::uint64_t, kStatFields> fields{};
   for (std::uint64_t& field : fields) field = in.u64();
-  if (in.u64() != record_checksum(key, ConstByteSpan(bytes.data(), kValueBytes - 8))) return std::nullopt;
+  const std::size_t handle_size = in.u16();
+  if (value.size() != kValueBytes + handle_size) return std::nullopt;
+  decoded.handle.resize(handle_size);
+  in.bytes(ByteSpan(decoded.handle.data(), handle_size));
+  if (in.u64() != record_checksum(key, ConstByteSpan(bytes.data(), value.size() - 8))) return std::nullopt;
+  if (!well_formed_handle(decoded.handle)) return std::nullopt;
   decoded.attributes = stat_from(fields);
   return decoded;
 }
@@ -233,7 +259,9 @@ Status MetadataCache::load(bool keep_stored, ObjectId root) {
       if (decoded && entries_.size() < options_.max_entries) {
         // Kept while it holds by the model this mount runs, not the one it was written under.
         put_locked(Key{name->first, name->second},
-                   Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true, std::nullopt}, stamp());
+                   Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true, std::nullopt,
+                         std::move(decoded->handle)},
+                   stamp());
         auto it = entries_.find(Key{name->first, name->second});
         if (it != entries_.end() && it->second.expires_ns > now) {
           ++counts_.loaded;
@@ -262,24 +290,27 @@ std::optional<MetadataCache::Answer> MetadataCache::find(ObjectId parent, std::s
     return std::nullopt;
   }
   ++counts_.hits;
-  return Answer{it->second.present, it->second.attributes, 1e-9 * static_cast<double>(it->second.expires_ns - now_ns)};
+  return Answer{it->second.present, it->second.attributes, 1e-9 * static_cast<double>(it->second.expires_ns - now_ns),
+                it->second.handle};
 }
 
 void MetadataCache::record(ObjectId parent, std::string_view name, const struct stat& attributes,
-                           std::int64_t checked_ns, std::uint64_t stamp, std::optional<DirectoryVersion> parent_version) {
-  record(Key{parent, std::string(name)}, Entry{true, attributes, checked_ns, 0, true, false, parent_version}, stamp);
+                           std::int64_t checked_ns, std::uint64_t stamp, std::optional<DirectoryVersion> parent_version,
+                           HandleBytes handle) {
+  record(Key{parent, std::string(name)},
+         Entry{true, attributes, checked_ns, 0, true, false, parent_version, std::move(handle)}, stamp);
 }
 
 void MetadataCache::record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns,
                                    std::uint64_t stamp, std::optional<DirectoryVersion> parent_version) {
-  record(Key{parent, std::string(name)}, Entry{false, {}, checked_ns, 0, true, false, parent_version}, stamp);
+  record(Key{parent, std::string(name)}, Entry{false, {}, checked_ns, 0, true, false, parent_version, {}}, stamp);
 }
 
 std::optional<MetadataCache::Expired> MetadataCache::find_expired(ObjectId parent, std::string_view name) const {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(Key{parent, std::string(name)});
   if (it == entries_.end() || !it->second.parent_version) return std::nullopt;
-  return Expired{Answer{it->second.present, it->second.attributes, 0.0}, *it->second.parent_version};
+  return Expired{Answer{it->second.present, it->second.attributes, 0.0, it->second.handle}, *it->second.parent_version};
 }
 
 void MetadataCache::count_vouched() {
@@ -290,7 +321,8 @@ void MetadataCache::count_vouched() {
 void MetadataCache::record(Key key, Entry entry, std::uint64_t stamp) {
   {
     std::lock_guard lock(mutex_);
-    if (entries_.size() < options_.max_entries || entries_.contains(key)) return put_locked(std::move(key), entry, stamp);
+    if (entries_.size() < options_.max_entries || entries_.contains(key))
+      return put_locked(std::move(key), std::move(entry), stamp);
   }
   // Full: the records evicted leave the store before anything else is written to it, so that a
   // change that no longer finds them in memory cannot be acknowledged while the store has them.
@@ -299,7 +331,7 @@ void MetadataCache::record(Key key, Entry entry, std::uint64_t stamp) {
   {
     std::lock_guard lock(mutex_);
     if (entries_.size() >= options_.max_entries) evict_locked(removed);
-    put_locked(std::move(key), entry, stamp);
+    put_locked(std::move(key), std::move(entry), stamp);
   }
   if (!removed.empty()) apply_locked(removed);
 }
@@ -321,7 +353,7 @@ void MetadataCache::put_locked(Key key, Entry entry, std::uint64_t stamp) {
     std::vector<MetadataCacheStore::Change> overwritten;
     erase_locked(old, overwritten);
   }
-  auto [it, inserted] = entries_.emplace(std::move(key), entry);
+  auto [it, inserted] = entries_.emplace(std::move(key), std::move(entry));
   if (it->second.present) {
     const ObjectId object = object_of(it->second.attributes);
     names_of_[object].push_back(&it->first);
@@ -464,7 +496,8 @@ void MetadataCache::store_now() {
       auto it = entries_.find(key);
       if (it == entries_.end() || !it->second.unstored) continue;
       const std::string encoded = encode_key(key.parent, key.name);
-      changes.push_back({encoded, encode_value(encoded, it->second.present, it->second.checked_ns, it->second.attributes)});
+      changes.push_back({encoded, encode_value(encoded, it->second.present, it->second.checked_ns, it->second.attributes,
+                                                   it->second.handle)});
       it->second.unstored = false;
       it->second.stored = true;
     }

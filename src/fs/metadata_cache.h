@@ -54,6 +54,9 @@ struct ObjectId {
 
 inline ObjectId object_of(const struct stat& st) { return {st.st_dev, st.st_ino}; }
 
+// The bytes of a struct file_handle naming an object (name_to_handle_at); empty if none.
+using HandleBytes = std::vector<unsigned char>;
+
 class MetadataCache {
  public:
   // How long the backing's answer about an object stays true, in seconds, for an object whose
@@ -98,6 +101,7 @@ class MetadataCache {
     bool present = false;     // false: the name was missing
     struct stat attributes {};  // if present
     double seconds_left = 0;  // how much longer it holds
+    HandleBytes handle;       // the object's, if the lookup that answered kept it
   };
   // The answer for `name` in `parent` if it still holds at `now_ns` (CLOCK_REALTIME).
   std::optional<Answer> find(ObjectId parent, std::string_view name, std::int64_t now_ns);
@@ -105,9 +109,12 @@ class MetadataCache {
   std::uint64_t stamp() const { return changes_.load(std::memory_order_acquire); }
   // What the backing said at `checked_ns` of `name` in `parent`, asked after stamp() gave `stamp`;
   // `parent_version`: the settled version (version_is_settled) a stat of `parent` gave before
-  // the name was asked, if the caller had one.
+  // the name was asked, if the caller had one; `handle`: the object's file handle, if the
+  // caller can reopen objects by handle (a restarted daemon then opens the object by it rather
+  // than by its name, InodeTable::remember_named).
   void record(ObjectId parent, std::string_view name, const struct stat& attributes, std::int64_t checked_ns,
-              std::uint64_t stamp, std::optional<DirectoryVersion> parent_version = std::nullopt);
+              std::uint64_t stamp, std::optional<DirectoryVersion> parent_version = std::nullopt,
+              HandleBytes handle = {});
   void record_missing(ObjectId parent, std::string_view name, std::int64_t checked_ns, std::uint64_t stamp,
                       std::optional<DirectoryVersion> parent_version = std::nullopt);
 
@@ -161,6 +168,7 @@ class MetadataCache {
     bool unstored = false;  // changed since the store last got it
     bool stored = false;    // the store has (or is being given) a record of it
     std::optional<DirectoryVersion> parent_version;  // see record()
+    HandleBytes handle;                              // see record()
   };
   using Entries = absl::node_hash_map<Key, Entry>;
   struct KeptListing {

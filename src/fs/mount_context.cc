@@ -140,6 +140,7 @@ std::vector<StatsSection> raw_stats(MountContext& context) {
   inodes.rows.emplace_back("fd_evictions", counts.evictions);
   inodes.rows.emplace_back("reopens_by_handle", counts.reopens);
   inodes.rows.emplace_back("known_by_name_only", static_cast<std::uint64_t>(counts.named_only));
+  inodes.rows.emplace_back("named_opened_by_handle", counts.named_opened_by_handle);
   sections.push_back(std::move(inodes));
   if (context.metadata != nullptr) {
     const auto names = context.metadata->counts();

@@ -121,7 +121,8 @@ std::optional<SysResult<fuse_entry_param>> look_up_in_unchanged_directory(MountC
   }
   known->drop_kept_unless(*st);
   // Recorded as of the directory's check: what the name names is known no later than that.
-  if (attributes_may_be_kept(*known)) metadata.record(parent_id, name, *st, check->checked_ns, stamp, check->version);
+  if (attributes_may_be_kept(*known))
+    metadata.record(parent_id, name, *st, check->checked_ns, stamp, check->version, std::move(expired->answer.handle));
   metadata.count_vouched();
   return entry_for(context, *known, *st, seconds_left);
 }
@@ -149,7 +150,7 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
         negative.entry_timeout = answer->seconds_left;
         return negative;
       }
-      if (Inode* known = context.inodes->remember_named(parent, name, answer->attributes))
+      if (Inode* known = context.inodes->remember_named(parent, name, answer->attributes, std::move(answer->handle)))
         return entry_for(context, *known, answer->attributes, answer->seconds_left);
     }
     if (auto entry = look_up_in_unchanged_directory(context, parent, name)) return *entry;
@@ -178,12 +179,14 @@ SysResult<fuse_entry_param> look_up(MountContext& context, Inode& parent, const 
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return last_errno();
+  // Taken from the descriptor before the table may keep another one of the object.
+  HandleBytes handle = metadata != nullptr ? context.inodes->handle_to_keep(fd.get(), st) : HandleBytes{};
   Inode& known = context.inodes->remember(std::move(fd), st);
   known.note_attributes(st);
   note_backing_stat(context, known, st, asked_ns);
   known.drop_kept_unless(st);
   if (metadata != nullptr && attributes_may_be_kept(known))
-    metadata->record(parent_id, name, st, asked_ns, stamp, parent_version);
+    metadata->record(parent_id, name, st, asked_ns, stamp, parent_version, std::move(handle));
   return entry_for(context, known, st);
 }
 

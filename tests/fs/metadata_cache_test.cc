@@ -2,12 +2,14 @@
 // the mount removing what they make untrue (also from the store, as a crash right after them
 // finds it), and what a restart may and may not load.
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
 
 #include "flashdir/metadata_cache_store.h"
@@ -253,6 +255,49 @@ TEST_CASE("a damaged record is dropped, never served") {
   CHECK(cache.counts().damaged_records == 1);
   CHECK_FALSE(cache.find(kRoot, "a", now_ns()));
   CHECK(cache.find(kRoot, "b", now_ns()));
+}
+
+namespace {
+
+// A struct file_handle's bytes as name_to_handle_at writes them: `payload` after the header.
+HandleBytes handle_with(std::vector<unsigned char> payload) {
+  struct file_handle header {};
+  header.handle_bytes = static_cast<unsigned>(payload.size());
+  header.handle_type = 1;
+  HandleBytes bytes(sizeof header + payload.size());
+  std::memcpy(bytes.data(), &header, sizeof header);
+  std::copy(payload.begin(), payload.end(), bytes.begin() + sizeof header);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("an answer's file handle is kept across a restart, and an ill-formed one is dropped, never served") {
+  TempDir temp;
+  const auto path = temp / "names";
+  const std::int64_t t = now_ns();
+  const HandleBytes handle = handle_with({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  {
+    MetadataCache cache(options(60), path, kRoot, true);
+    cache.record(kRoot, "with", file(11, t), t, cache.stamp(), std::nullopt, handle);
+    cache.record(kRoot, "without", file(12, t), t, cache.stamp());
+    // Its header says 12 bytes follow, and 4 do.
+    HandleBytes torn = handle;
+    torn.resize(handle.size() - 8);
+    cache.record(kRoot, "torn", file(13, t), t, cache.stamp(), std::nullopt, torn);
+    auto answer = cache.find(kRoot, "with", t);
+    REQUIRE(answer);
+    CHECK(answer->handle == handle);
+  }
+  MetadataCache cache(options(60), path, kRoot, true);
+  auto with = cache.find(kRoot, "with", now_ns());
+  REQUIRE(with);
+  CHECK(with->handle == handle);
+  auto without = cache.find(kRoot, "without", now_ns());
+  REQUIRE(without);
+  CHECK(without->handle.empty());
+  CHECK_FALSE(cache.find(kRoot, "torn", now_ns()));
+  CHECK(cache.counts().damaged_records == 1);
 }
 
 TEST_CASE("a store that cannot be opened is started afresh") {

@@ -8,7 +8,9 @@ within the bound after a restart as before it; a directory's listing is served f
 cache while the directory is unchanged, also after a restart, and a change behind it is listed at
 the next opendir; past the bound, a name in a directory that has not changed costs one stat of
 its object, and a change behind the mount is still seen; opening a file after a restart opens its
-siblings in the background, and a sibling replaced behind the mount reads as the new file; and over a store that renumbers inodes
+siblings in the background, and a sibling replaced behind the mount reads as the new file; after a
+restart an object is opened by the file handle its answer kept, one store call where its name costs
+three; and over a store that renumbers inodes
 (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
 timed. Exits 77 where /dev/fuse or root is missing."""
 import os
@@ -159,6 +161,46 @@ def a_restart_opens_the_siblings_of_a_read_file(check, top):
             check.check(contents == expected, "after a restart, every file of the directory reads as the backing's")
 
 
+def a_restart_opens_objects_by_their_handles(check, top):
+    """After a restart, an object known by name only is opened by the file handle its answer
+    kept: its check is the one store call, where opening its name costs the store the name's
+    lookup and the directory's search-permission check besides. A file replaced behind the mount
+    while the daemon was down is still not taken for the file it replaced."""
+    backing, slow, mnt, cache = layout(top, "handles")
+    files = [f"d{i}/f{j}" for i in range(DIRS) for j in range(FILES)]
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            walk(mnt)
+            for path in files:
+                harness.read_all(f"{mnt}/{path}")
+        os.unlink(f"{backing}/d3/f7")
+        with open(f"{backing}/d3/f7", "w") as f:
+            f.write("replaced behind the mount")
+        expected = {path: harness.read_all(f"{backing}/{path}") for path in files}
+        with harness.Mount(slow, mnt, cache, OPTIONS):
+            walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
+            contents = {}
+
+            def read_every_file():
+                contents.update({path: harness.read_all(f"{mnt}/{path}") for path in files})
+                # The siblings opened ahead are counted too.
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    figures = names(mnt)
+                    if figures["siblings_opened_ahead"] + figures["siblings_failed"] >= figures["siblings_queued"]:
+                        break
+                    time.sleep(0.05)
+
+            calls = calls_of(store, read_every_file)
+            by_handle = harness.stats(mnt)["inodes"]["named_opened_by_handle"]
+            check.check(contents == expected, "after a restart, every file reads as the backing's")
+            # Each file and directory opened by name: a lookup, the search-permission check and
+            # the check's stat; by handle, the stat; an open of a file opened ahead, its own.
+            check.check(by_handle >= len(files) - 1 and sum(calls.values()) <= 2.5 * len(files),
+                        f"after a restart, {by_handle} objects were opened by handle, and reading "
+                        f"{len(files)} files cost the store {calls}")
+
+
 def listings(mnt):
     """Every directory's listing below `mnt`, sorted."""
     return {os.path.relpath(root, mnt): sorted(dirs + files) for root, dirs, files in os.walk(mnt)}
@@ -283,6 +325,7 @@ def main():
         sys.exit("SLOWSTORE must name the slowstore binary")
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
                                               a_restart_opens_the_siblings_of_a_read_file,
+                                              a_restart_opens_objects_by_their_handles,
                                               listings_are_kept_for_the_directory_version,
                                               a_change_behind_is_seen_within_the_bound,
                                               a_name_in_an_unchanged_directory_costs_one_stat,
