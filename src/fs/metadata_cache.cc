@@ -19,15 +19,19 @@ namespace {
 constexpr char kHeaderKey[] = "h";
 constexpr char kNamePrefix = 'n';
 constexpr char kListingPrefix = 'l';
-// Version 2 added the object's file handle to each record; a store of version 1 is dropped
-// whole at the next mount (its header differs), as one from another boot is.
+// Version 2 added the directory's version and the object's file handle to each record; a store
+// of version 1 is dropped whole at the next mount (its header differs), as one from another
+// boot is.
 constexpr std::string_view kHeaderTag = "flashdir metadata cache 2";
 
 // The attributes a record keeps, in order.
 constexpr std::size_t kStatFields = 16;
-// present, checked_ns, the attributes, the handle's length, the checksum; then the handle's
-// bytes before the checksum.
-constexpr std::size_t kValueBytes = 1 + 8 + 8 * kStatFields + 2 + 8;
+// The first byte's flags.
+constexpr std::uint8_t kPresent = 1;
+constexpr std::uint8_t kHasParentVersion = 2;
+// The flags, checked_ns, the attributes, the parent's version (zeros if none), the handle's
+// length, the checksum; then the handle's bytes before the checksum.
+constexpr std::size_t kValueBytes = 1 + 8 + 8 * kStatFields + 3 * 8 + 2 + 8;
 // A struct file_handle of at most MAX_HANDLE_SZ bytes.
 constexpr std::size_t kMaxHandleBytes = sizeof(struct file_handle) + MAX_HANDLE_SZ;
 
@@ -118,13 +122,15 @@ struct stat stat_from(const std::array<std::uint64_t, kStatFields>& f) {
 }
 
 std::string encode_value(std::string_view key, bool present, std::int64_t checked_ns, const struct stat& st,
-                         const HandleBytes& handle) {
+                         const std::optional<DirectoryVersion>& parent_version, const HandleBytes& handle) {
   std::string value(kValueBytes + handle.size(), '\0');
   ByteSpan bytes(reinterpret_cast<std::uint8_t*>(value.data()), value.size());
   LittleEndianWriter out(bytes);
-  out.u8(present ? 1 : 0);
+  out.u8(static_cast<std::uint8_t>((present ? kPresent : 0) | (parent_version ? kHasParentVersion : 0)));
   out.u64(static_cast<std::uint64_t>(checked_ns));
   for (std::uint64_t field : stat_fields(st)) out.u64(field);
+  const DirectoryVersion version = parent_version.value_or(DirectoryVersion{});
+  for (std::int64_t field : {version.mtime_ns, version.ctime_ns, version.size}) out.u64(static_cast<std::uint64_t>(field));
   out.u16(static_cast<std::uint16_t>(handle.size()));
   out.bytes(ConstByteSpan(handle.data(), handle.size()));
   out.u64(record_checksum(key, ConstByteSpan(bytes.data(), value.size() - 8)));
@@ -135,6 +141,7 @@ struct DecodedValue {
   bool present = false;
   std::int64_t checked_ns = 0;
   struct stat attributes {};
+  std::optional<DirectoryVersion> parent_version;
   HandleBytes handle;
 };
 
@@ -142,13 +149,16 @@ std::optional<DecodedValue> decode_value(std::string_view key, std::string_view 
   if (value.size() < kValueBytes) return std::nullopt;
   ConstByteSpan bytes(reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
   LittleEndianReader in(bytes);
-  const std::uint8_t present = in.u8();
-  if (present > 1) return std::nullopt;
+  const std::uint8_t flags = in.u8();
+  if ((flags & ~(kPresent | kHasParentVersion)) != 0) return std::nullopt;
   DecodedValue decoded;
-  decoded.present = present == 1;
+  decoded.present = (flags & kPresent) != 0;
   decoded.checked_ns = static_cast<std::int64_t>(in.u64());
   std::array<std::uint64_t, kStatFields> fields{};
   for (std::uint64_t& field : fields) field = in.u64();
+  DirectoryVersion version;
+  for (std::int64_t* field : {&version.mtime_ns, &version.ctime_ns, &version.size}) *field = static_cast<std::int64_t>(in.u64());
+  if ((flags & kHasParentVersion) != 0) decoded.parent_version = version;
   const std::size_t handle_size = in.u16();
   if (value.size() != kValueBytes + handle_size) return std::nullopt;
   decoded.handle.resize(handle_size);
@@ -257,13 +267,14 @@ Status MetadataCache::load(bool keep_stored, ObjectId root) {
       auto decoded = name ? decode_value(key, value) : std::nullopt;
       if (usable && !decoded) ++counts_.damaged_records;
       if (decoded && entries_.size() < options_.max_entries) {
-        // Kept while it holds by the model this mount runs, not the one it was written under.
+        // Kept while it holds by the model this mount runs, not the one it was written under;
+        // past that, while its directory's version may still vouch for it (find_expired).
         put_locked(Key{name->first, name->second},
-                   Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true, std::nullopt,
-                         std::move(decoded->handle)},
+                   Entry{decoded->present, decoded->attributes, decoded->checked_ns, 0, false, true,
+                         decoded->parent_version, std::move(decoded->handle)},
                    stamp());
         auto it = entries_.find(Key{name->first, name->second});
-        if (it != entries_.end() && it->second.expires_ns > now) {
+        if (it != entries_.end() && (it->second.expires_ns > now || it->second.parent_version)) {
           ++counts_.loaded;
           continue;
         }
@@ -497,7 +508,7 @@ void MetadataCache::store_now() {
       if (it == entries_.end() || !it->second.unstored) continue;
       const std::string encoded = encode_key(key.parent, key.name);
       changes.push_back({encoded, encode_value(encoded, it->second.present, it->second.checked_ns, it->second.attributes,
-                                                   it->second.handle)});
+                                                   it->second.parent_version, it->second.handle)});
       it->second.unstored = false;
       it->second.stored = true;
     }

@@ -120,8 +120,8 @@ class MetadataCache {
 
   // An answer past its bound that was recorded with its directory's version: while the
   // directory keeps that version its entries have not changed, so the name still names that
-  // object (whose attributes may have changed) or is still missing. In memory only: a restarted
-  // daemon opens names it knows by name anyway.
+  // object (whose attributes may have changed) or is still missing. Kept across a restart with
+  // the answer, also past its bound (the handle the answer kept then opens the object).
   struct Expired {
     Answer answer;  // seconds_left 0
     DirectoryVersion parent_version;

@@ -88,11 +88,13 @@ std::optional<Inode::DirectoryCheck> current_directory_check(MountContext& conte
 // A name whose answer is past its bound, in a directory that still has the version it had when
 // the name was asked (MetadataCache::find_expired): the directory's entries have not changed
 // since, so the name still names the same object, and only that object's attributes are asked,
-// by a stat of the descriptor the daemon holds. That replaces a lookup of the name on the
-// backing (and, on a FUSE or network store, the check of the directory that comes with it)
-// with one stat: a walk over a tree past the bound (git status, find) asks each directory once
-// and each file once. Nothing if the directory changed or the object is not held: the caller
-// then looks the name up.
+// by a stat of the descriptor the daemon holds, or, for an object it holds none of (after a
+// restart), of one opened by the handle the answer kept (InodeTable::remember_named). That
+// replaces a lookup of the name on the backing (and, on a FUSE or network store, the check of
+// the directory that comes with it) with one stat: a walk over a tree past the bound (git
+// status, find) asks each directory once and each file once. Nothing if the directory changed,
+// or the object did since the answer (a name-only object's check) or cannot be reached: the
+// caller then looks the name up.
 std::optional<SysResult<fuse_entry_param>> look_up_in_unchanged_directory(MountContext& context, Inode& parent,
                                                                           const char* name) {
   MetadataCache& metadata = *context.metadata;
@@ -113,6 +115,7 @@ std::optional<SysResult<fuse_entry_param>> look_up_in_unchanged_directory(MountC
     return negative;
   }
   Inode* known = context.inodes->remember_opened(expired->answer.attributes);
+  if (known == nullptr) known = context.inodes->remember_named(parent, name, expired->answer.attributes, expired->answer.handle);
   if (known == nullptr) return std::nullopt;
   auto st = backing_stat_of(context, *known);
   if (!st.is_ok() || !(object_of(*st) == object_of(expired->answer.attributes))) {

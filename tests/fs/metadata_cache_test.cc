@@ -384,16 +384,31 @@ TEST_CASE("an answer past its bound is handed back with the directory version it
   // A change of the name through the mount removes the answer, the directory's version with it.
   cache->name_changed(kRoot, "a");
   CHECK_FALSE(cache->find_expired(kRoot, "a"));
-  // A restart keeps the answers but not their directories' versions: a restarted daemon opens
-  // the names it knows by name anyway.
+  // A restart keeps the answers with their directories' versions, also those past their bound;
+  // one without a version goes once past its bound.
   TempDir temp;
+  const std::int64_t long_ago = t - 100 * kSecond;
   {
     MetadataCache stored(options(60), temp / "names", kRoot, true);
     stored.record(kRoot, "b", file(13, t), t, stored.stamp(), version);
+    stored.record(kRoot, "expired", file(14, long_ago), long_ago, stored.stamp(), version);
+    stored.record_missing(kRoot, "expired missing", long_ago, stored.stamp(), version);
+    stored.record(kRoot, "expired unvouched", file(15, long_ago), long_ago, stored.stamp());
   }
   MetadataCache restarted(options(60), temp / "names", kRoot, true);
   CHECK(restarted.find(kRoot, "b", now_ns()));
-  CHECK_FALSE(restarted.find_expired(kRoot, "b"));
+  auto b = restarted.find_expired(kRoot, "b");
+  REQUIRE(b);
+  CHECK(b->parent_version == version);
+  CHECK_FALSE(restarted.find(kRoot, "expired", now_ns()));
+  auto expired = restarted.find_expired(kRoot, "expired");
+  REQUIRE(expired);
+  CHECK(expired->answer.attributes.st_ino == 14);
+  CHECK(expired->parent_version == version);
+  auto expired_missing = restarted.find_expired(kRoot, "expired missing");
+  REQUIRE(expired_missing);
+  CHECK_FALSE(expired_missing->answer.present);
+  CHECK_FALSE(restarted.find_expired(kRoot, "expired unvouched"));
   cache->count_vouched();
   CHECK(cache->counts().names_vouched == 1);
 }
