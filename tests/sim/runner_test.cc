@@ -145,6 +145,32 @@ TEST_CASE("runner: under stack, CFTL's runs spare the translation reads DFTL's e
   CHECK(reads("stack", "cftl") < reads("tree", "cftl"));
 }
 
+TEST_CASE("runner: CFTL block-maps the read-hot blocks the prefill laid out whole; after the aging only copies do",
+          "[sim][runner][cftl]") {
+  // Read-only, uniform over 8 MiB: each of its 16 logical blocks turns read-hot and write-cold,
+  // as wsrch's hottest do (doc/ftl.md "Block mapping in the simulator").
+  const Trace trace = synthetic("uniform,read=1,ws=8M,count=5000,size=16K,seed=3");
+  constexpr std::uint64_t kLogicalBlocks = 16;
+  // The prefill writes each logical block whole into one physical block: every one is
+  // block-mapped for free by the read that makes it wanted.
+  const RunResult laid_out = run(trace, with({{"age", "0"}}));
+  CHECK(laid_out.stats.conversions_to_block == kLogicalBlocks);
+  CHECK(laid_out.stats.consolidation_copies == 0);
+  CHECK(laid_out.stats.cbmt_hits > laid_out.stats.cbmt_lookups / 2);
+  // The aging's random runs of 1-16 pages scatter every logical block, and a read-only replay
+  // runs no GC, so consolidation `gc` (the default) never gets a victim to copy from.
+  const RunResult aged = run(trace, with({}));
+  CHECK(aged.stats.gc_runs == 0);
+  CHECK(aged.stats.conversions_to_block == 0);
+  CHECK(aged.stats.cbmt_hits == 0);
+  // `eager` copies them whole in the background, at the cost of the copies and their GC.
+  const RunResult eager = run(trace, with({{"consolidation", "eager"}}));
+  CHECK(eager.stats.conversions_to_block == kLogicalBlocks);
+  CHECK(eager.stats.consolidation_copies > 0);
+  CHECK(eager.stats.cbmt_hits > 0);
+  CHECK(eager.mean_service_us() > aged.mean_service_us());
+}
+
 TEST_CASE("runner: every RAM policy buffers writes and keeps to its budget", "[sim][runner]") {
   const Trace trace = synthetic("zipf:0.9,read=0.5,ws=8M,count=3000,seed=12");
   for (const char* policy : {"tree", "stack", "aps", "static:50"}) {
