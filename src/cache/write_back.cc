@@ -162,11 +162,8 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
     first += count;
   }
   // A sequential stream goes back behind its writer (options_.write_back_stream_bytes): the close
-  // of a streamed file used to write all of it back after the writer had finished. Not where the
-  // close does not wait for the write-back (a delay): there the writer is all that is waited for,
-  // and a write-back beside it takes its CPU and the file's backing.
-  if (options_.write_back_stream_bytes != 0 && stream_bytes >= options_.write_back_stream_bytes &&
-      !delays_write_back()) {
+  // of a streamed file used to write all of it back after the writer had finished.
+  if (options_.write_back_stream_bytes != 0 && stream_bytes >= options_.write_back_stream_bytes) {
     std::lock_guard cache(cache_mutex_);
     if (slots_->dirty_count_of(file.file_id) >= stream_batch_pages()) {
       streaming_files_.insert(file.file_id);
