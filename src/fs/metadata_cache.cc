@@ -32,13 +32,13 @@ constexpr std::uint8_t kHasParentVersion = 2;
 // The flags, checked_ns, the attributes, the parent's version (zeros if none), the handle's
 // length, the checksum; then the handle's bytes before the checksum.
 constexpr std::size_t kValueBytes = 1 + 8 + 8 * kStatFields + 3 * 8 + 2 + 8;
-// A struct file_handle of at most MAX_HANDLE_SZ bytes.
-constexpr std::size_t kMaxHandleBytes = sizeof(struct file_handle) + MAX_HANDLE_SZ;
+// A struct file_handle, its header and at most MAX_HANDLE_SZ bytes.
+constexpr std::size_t kMaxHandleRecordBytes = sizeof(struct file_handle) + MAX_HANDLE_SZ;
 
 // A handle as name_to_handle_at writes it: its header's length agrees with its size.
 bool well_formed_handle(const HandleBytes& handle) {
   if (handle.empty()) return true;
-  if (handle.size() < sizeof(struct file_handle) || handle.size() > kMaxHandleBytes) return false;
+  if (handle.size() < sizeof(struct file_handle) || handle.size() > kMaxHandleRecordBytes) return false;
   struct file_handle header {};
   std::memcpy(&header, handle.data(), sizeof header);
   return sizeof(struct file_handle) + header.handle_bytes == handle.size();
