@@ -13,6 +13,7 @@ restart an object is opened by the file handle its answer kept, one store call w
 three; and over a store that renumbers inodes
 (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
 timed. Exits 77 where /dev/fuse or root is missing."""
+import errno
 import os
 import sys
 import time
@@ -201,6 +202,34 @@ def a_restart_opens_objects_by_their_handles(check, top):
                         f"{len(files)} files cost the store {calls}")
 
 
+def a_file_renamed_while_down_is_not_read_under_its_old_name(check, top):
+    """A handle follows its object through a rename on a local file system (over slowstore, which
+    keeps paths, it does not), so after a restart the answer from before it, still within its
+    bound, opens the renamed file by its handle; the rename moved its change time, so the check
+    fails and the file is not read under the name it no longer has."""
+    backing, mnt, cache = f"{top}/renamed/b", f"{top}/renamed/m", f"{top}/renamed/c"
+    os.makedirs(f"{backing}/d")
+    os.makedirs(mnt)
+    for name in ("moved", "kept"):
+        with open(f"{backing}/d/{name}", "w") as f:
+            f.write(name)
+    with harness.Mount(backing, mnt, cache, OPTIONS):
+        for name in ("moved", "kept"):
+            harness.read_all(f"{mnt}/d/{name}")
+    os.rename(f"{backing}/d/moved", f"{backing}/d/moved-elsewhere")
+    with harness.Mount(backing, mnt, cache, OPTIONS):
+        try:
+            harness.read_all(f"{mnt}/d/moved")
+            outcome = "read"
+        except OSError as error:
+            outcome = errno.errorcode.get(error.errno, str(error.errno))
+        check.check(outcome in ("ESTALE", "ENOENT"),
+                    f"a file renamed behind the mount while the daemon was down is not read under its old name ({outcome})")
+        check.check(harness.read_all(f"{mnt}/d/kept") == b"kept" and harness.read_all(f"{mnt}/d/moved-elsewhere") == b"moved",
+                    "... and the directory reads as the backing's")
+        check.check(harness.stats(mnt)["inodes"]["named_opened_by_handle"] >= 1, "the kept file was opened by its handle")
+
+
 def listings(mnt):
     """Every directory's listing below `mnt`, sorted."""
     return {os.path.relpath(root, mnt): sorted(dirs + files) for root, dirs, files in os.walk(mnt)}
@@ -282,6 +311,7 @@ def a_name_in_an_unchanged_directory_costs_one_stat(check, top):
         return seen
 
     time.sleep(2.2)  # a directory's version stands for its names once unchanged for 2 s (directory_listing.h)
+
     def walk_past_the_bound(when):
         time.sleep(bound + 0.2)
         before = names(mnt)["names_vouched"]
@@ -333,6 +363,7 @@ def main():
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
                                               a_restart_opens_the_siblings_of_a_read_file,
                                               a_restart_opens_objects_by_their_handles,
+                                              a_file_renamed_while_down_is_not_read_under_its_old_name,
                                               listings_are_kept_for_the_directory_version,
                                               a_change_behind_is_seen_within_the_bound,
                                               a_name_in_an_unchanged_directory_costs_one_stat,
