@@ -26,11 +26,15 @@ Result<format::SlotAlignment> slot_alignment_on_chip(const std::filesystem::path
   // The LPNs only the packed layout writes (none when its slot 0 begins a logical block too).
   const std::uint64_t first = packed->first_data_lpn;
   const std::uint64_t end = aligned->first_data_lpn;
-  std::vector<std::uint8_t> data(g.page_size_bytes), oob(g.oob_size_bytes);
+  // The OOB records alone, a block's programmed pages in one read.
+  std::vector<std::uint8_t> oob(std::size_t{g.pages_per_block} * g.oob_size_bytes);
   for (std::uint64_t b = 0; b < g.block_count && first < end; ++b) {
-    for (std::uint32_t i = 0; i < chip.next_page(BlockNumber(b)); ++i) {
-      FLASHDIR_TRY(chip.read(g.page_at(BlockNumber(b), i), 1, data, oob));
-      auto record = format::decode_oob(oob);
+    const std::uint32_t programmed = chip.next_page(BlockNumber(b));
+    if (programmed == 0) continue;
+    const ByteSpan records(oob.data(), std::size_t{programmed} * g.oob_size_bytes);
+    FLASHDIR_TRY(chip.read(g.page_at(BlockNumber(b), 0), programmed, {}, records));
+    for (std::uint32_t i = 0; i < programmed; ++i) {
+      auto record = format::decode_oob(records.subspan(std::size_t{i} * g.oob_size_bytes, g.oob_size_bytes));
       if (record.is_ok() && record->kind == format::PageKind::data && record->logical_number >= first &&
           record->logical_number < end) {
         return format::SlotAlignment::after_metadata;
