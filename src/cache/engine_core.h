@@ -49,6 +49,14 @@ struct LostPages {
   }
 };
 
+// The file pages of one write-back batch, in page order: the slot each was read from, its key
+// then, and where its bytes are in the batch's buffer.
+struct WriteBackBatch {
+  std::vector<SlotIndex> slots;
+  std::vector<SlotKey> keys;
+  std::vector<std::size_t> buffer_page;  // the page's index in the batch's byte buffer
+};
+
 class EngineCore {
  public:
   static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
@@ -240,6 +248,14 @@ class EngineCore {
   // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                     std::size_t max_pages, LostPages& lost);
+  // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes`, one
+  // FTL read per run of consecutive slots, the chip I/O outside the cache lock (held on entry
+  // and return). The batch gets the pages that still hold their file page afterwards, each
+  // marked flushing; a damaged page is dropped (and added to `lost` if it lies below
+  // `size_bytes`).
+  Status read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
+                               const std::vector<SlotIndex>& slots, std::uint64_t size_bytes,
+                               std::vector<std::uint8_t>& bytes, WriteBackBatch& batch, LostPages& lost);
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);

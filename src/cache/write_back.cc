@@ -28,18 +28,12 @@ constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
 // A sequential stream's slots run on, and its batches stay large.
 constexpr std::size_t kMaxScatteredSlotRuns = 64;
 
-// The file pages of one write-back batch, in page order, with where each one's bytes are.
-struct BatchPages {
-  std::vector<SlotKey> keys;
-  std::vector<std::size_t> buffer_page;  // the page's index in the batch's byte buffer
-};
-
 // Writes the batch's pages to `target`, cut at `size_bytes`, each run of consecutive file pages
 // whose bytes lie one after another with one write. Returns how many of the batch's pages (in
 // order) the backing holds now: all of them, or those before the first page it refuses with
 // EFBIG (`refused` says why; no later attempt can write it, nor any page after it). Any other
 // error is returned. `errors` counts the backing's failed writes.
-Result<std::size_t> write_page_runs(BackingFile& target, const BatchPages& batch, ConstByteSpan bytes,
+Result<std::size_t> write_page_runs(BackingFile& target, const WriteBackBatch& batch, ConstByteSpan bytes,
                                     std::uint64_t size_bytes, std::uint32_t page_size, std::atomic<std::uint64_t>& errors,
                                     Status& refused) {
   const std::size_t count = batch.keys.size();
@@ -189,12 +183,10 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
   std::size_t written = 0;
   std::vector<std::uint8_t> bytes;
   while (max_pages == 0 || written < max_pages) {
-    std::vector<SlotIndex> slots;
-    std::vector<SlotIndex> flushed;  // the slots read, and the file pages they held then
-    BatchPages pages;
+    WriteBackBatch pages;
     std::uint64_t size_bytes = 0;  // the file's size when the batch's pages were taken
     {
-      std::lock_guard cache(cache_mutex_);
+      std::unique_lock cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
       // Read under the cache lock, with the pages: a writer grows the size before it dirties a
       // page past it (under this lock), so every page taken lies below the size read here. A size
@@ -205,37 +197,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
       // The file's lowest dirty pages first: a batch that extends the backing file then leaves
       // no dirty page below its end unwritten, so a cut before the next batch cannot leave a
       // hole (zeros) inside the file where a dirty page was only in the device RAM.
-      slots = slots_->dirty_slots_of(file_id);
+      std::vector<SlotIndex> slots = slots_->dirty_slots_of(file_id);
       if (slots.empty()) break;
       const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
       const std::size_t take = std::min(batch, slots.size());
       std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
       slots.resize(take);
       if (max_pages != 0) slots.resize(within_scattered_slot_limit(slots));
-      bytes.resize(slots.size() * page_size_);
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
-        Status read = ftl_.read(layout_.data_lpn(slots[i]), 1, piece);
-        if (read.code() == StatusCode::corruption) {
-          // The only copy is damaged: counted, dropped, and reported to the caller (unless it
-          // lies past the file's end, where it held nothing of the file).
-          ++counters_.corrupt_pages;
-          const std::uint64_t page = slots_->key(slots[i]).page_no;
-          if (page * page_size_ < size_bytes) {
-            lost.add(Status::corruption(fmt::format(
-                         "page {} of file {} was only in the cache (write-back) and is damaged", page, file_id)),
-                     1);
-          }
-          FLASHDIR_TRY(drop_slots({slots[i]}));
-          slots[i] = UINT32_MAX;
-          continue;
-        }
-        if (!read.is_ok()) return fail(read);
-        slots_->set_flushing(slots[i]);
-        flushed.push_back(slots[i]);
-        pages.keys.push_back(slots_->key(slots[i]));
-        pages.buffer_page.push_back(i);
-      }
+      FLASHDIR_TRY(read_write_back_batch(cache, file_id, slots, size_bytes, bytes, pages, lost));
     }
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
     Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
@@ -245,7 +214,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     if (*taken < pages.keys.size()) {
       // The batch's earlier pages are finished below, and the file's pages from this one on dropped.
       unwritable_from = pages.keys[*taken].page_no;
-      flushed.resize(*taken);
+      pages.slots.resize(*taken);
       pages.keys.resize(*taken);
     }
     if (Status s = target.sync(); !s.is_ok()) {
@@ -255,15 +224,16 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
     std::vector<SlotIndex> clean;
-    for (std::size_t k = 0; k < flushed.size(); ++k)
-      if (slots_->occupied(flushed[k]) && slots_->key(flushed[k]) == pages.keys[k] && slots_->finish_flush(flushed[k]))
-        clean.push_back(flushed[k]);
+    for (std::size_t k = 0; k < pages.slots.size(); ++k)
+      if (slots_->occupied(pages.slots[k]) && slots_->key(pages.slots[k]) == pages.keys[k] &&
+          slots_->finish_flush(pages.slots[k]))
+        clean.push_back(pages.slots[k]);
     // The clean copy must be on the chip before its entry says clean: a cut that loses the data
     // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
     if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
     if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
     counters_.written_back_pages += clean.size();
-    written += flushed.size();
+    written += pages.slots.size();
     if (unwritable_from) {
       // Lost: the dirty pages from there on below the file's end (those past it hold no bytes of it).
       std::uint64_t dropped = 0;
@@ -274,6 +244,84 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     }
     slot_cleaned_.notify_all();
     if (unwritable_from) break;
+  }
+  return Status::ok();
+}
+
+Status EngineCore::read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
+                                         const std::vector<SlotIndex>& slots, std::uint64_t size_bytes,
+                                         std::vector<std::uint8_t>& bytes, WriteBackBatch& batch, LostPages& lost) {
+  bytes.resize(slots.size() * page_size_);
+  // Runs of consecutive slots holding consecutive pages: one FTL read each.
+  struct Run {
+    std::size_t first = 0;  // in `slots`
+    std::uint32_t pages = 0;
+    PreparedRead read;
+  };
+  std::vector<Run> runs;
+  std::vector<SlotKey> keys;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    keys.push_back(slots_->key(slots[i]));
+    const bool runs_on = !runs.empty() && runs.back().pages < kMaxRunPages && slots[i] == slots[i - 1] + 1 &&
+                         keys[i].page_no == keys[i - 1].page_no + 1;
+    if (runs_on) {
+      ++runs.back().pages;
+    } else {
+      runs.push_back({.first = i, .pages = 1, .read = {}});
+    }
+  }
+  const auto run_bytes = [&](const Run& run) {
+    return ByteSpan(bytes).subspan(run.first * page_size_, std::size_t{run.pages} * page_size_);
+  };
+  bool concurrent = false;
+  for (Run& run : runs) {
+    if (Status s = ftl_.prepare_read(layout_.data_lpn(slots[run.first]), run.pages, run_bytes(run), run.read);
+        !s.is_ok())
+      return fail(s);
+    concurrent = concurrent || run.read.concurrent();
+  }
+  // A rewrite meanwhile clears a slot's flushing mark; a drop clears the slot.
+  for (SlotIndex slot : slots) slots_->set_flushing(slot);
+  if (concurrent) {
+    // The FTL reads again, on finishing, what GC erased meanwhile; the slots are checked below.
+    cache.unlock();
+    for (Run& run : runs) ftl_.read_prepared(run.read, run_bytes(run));
+    cache.lock();
+  }
+  std::vector<bool> damaged_run(runs.size(), false);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    Status read = ftl_.finish_read(runs[r].read, run_bytes(runs[r]));
+    if (read.code() == StatusCode::corruption) {
+      damaged_run[r] = true;
+    } else if (!read.is_ok()) {
+      return fail(read);
+    }
+  }
+  FLASHDIR_TRY(check_alive());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (std::size_t i = runs[r].first; i < runs[r].first + runs[r].pages; ++i) {
+      // Dropped (truncated, or damaged as another read found) while the lock was free, or taken
+      // by another page since: `bytes` may not be this page's.
+      if (!slots_->occupied(slots[i]) || slots_->key(slots[i]) != keys[i]) continue;
+      const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
+      Status read = damaged_run[r] ? ftl_.read(layout_.data_lpn(slots[i]), 1, piece) : Status::ok();
+      if (read.code() == StatusCode::corruption) {
+        // The only copy is damaged: counted, dropped, and reported to the caller (unless it
+        // lies past the file's end, where it held nothing of the file).
+        ++counters_.corrupt_pages;
+        if (keys[i].page_no * page_size_ < size_bytes) {
+          lost.add(Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
+                                                  keys[i].page_no, file_id)),
+                   1);
+        }
+        FLASHDIR_TRY(drop_slots({slots[i]}));
+        continue;
+      }
+      if (!read.is_ok()) return fail(read);
+      batch.slots.push_back(slots[i]);
+      batch.keys.push_back(keys[i]);
+      batch.buffer_page.push_back(i);
+    }
   }
   return Status::ok();
 }
