@@ -252,9 +252,9 @@ class InodeTable {
   // that name is removed or renamed through the mount, which would leave it nothing to be
   // opened by.
   void open_named(Inode& parent, std::string_view name);
-  // Up to `max` other inodes known by name only in the directory `inode` is known by name in
-  // (none if it is not so known), each with one more lookup (the caller forgets it), and each
-  // handed out once (name_opener.h).
+  // Up to `max` other inodes known by name only, and with no handle, in the directory `inode` is
+  // known by name in (none if it is not so known), each with one more lookup (the caller forgets
+  // it), and each handed out once (name_opener.h).
   std::vector<Inode*> take_named_siblings(Inode& inode, std::size_t max);
   // Called with the parent and name of an inode known by name only that turned out to be
   // another object, or none, when it was opened.
@@ -330,7 +330,8 @@ class InodeTable {
   absl::flat_hash_map<Key, std::unique_ptr<Inode>> inodes_;
   std::list<Inode*> lru_;  // front: most recently used
   absl::flat_hash_map<NamedKey, Inode*> named_;  // inodes known by name only
-  // The inodes known by name only in each directory that take_named_siblings has not handed out.
+  // The inodes known by name only, and with no handle, in each directory that take_named_siblings
+  // has not handed out.
   absl::flat_hash_map<Inode*, absl::flat_hash_set<Inode*>> named_children_;
   // Whether named_children_ holds any, read without the mutex (a hint: a sibling added as it is
   // read is only not opened ahead).

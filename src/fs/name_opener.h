@@ -2,12 +2,14 @@
 // that a program opens.
 //
 // After a restart the metadata cache answers the names of the tree without the backing, and each
-// inode is opened at its first use (by the handle its answer kept and a stat, or by name: an
-// openat and a stat), one after the other in a program that reads files one at a time (tar,
-// cp -r, rsync). On a network store that is a round trip or more per file than the same files
-// cost before the restart, when the inodes had their descriptors. A program that opens one file of a directory is likely to open its siblings
-// next, so they are opened meanwhile, several at a time, as read-ahead reads a file's next pages.
-// Listing or stat'ing a tree (find, git status) opens no file, and starts nothing.
+// inode is opened at its first use, one after the other in a program that reads files one at a
+// time (tar, cp -r, rsync). By name that is an openat and a stat: on a network store, a round
+// trip or more per file than the same files cost before the restart, when the inodes had their
+// descriptors. A program that opens one file of a directory is likely to open its siblings next,
+// so they are opened meanwhile, several at a time, as read-ahead reads a file's next pages.
+// Only those without a handle: by its handle an object's first use costs one stat, which is also
+// its open's own stat (close-to-open), so opening it ahead would add the open's stat and hide
+// nothing. Listing or stat'ing a tree (find, git status) opens no file, and starts nothing.
 #pragma once
 
 #include <atomic>

@@ -233,3 +233,31 @@ TEST_CASE("the siblings of an inode known by name only are handed out once each,
   for (Inode* inode : named) f.table->forget(*inode, 1);
   CHECK(f.table->counts().inodes == 1);
 }
+
+TEST_CASE("a sibling whose answer kept a handle is not handed out to be opened ahead") {
+  Fixture f(100);
+  if (!f.table->reopens_by_handle()) {
+    WARN("this process cannot open by file handle here (CAP_DAC_READ_SEARCH): nothing to test");
+    return;
+  }
+  std::vector<Inode*> named;
+  for (const char* name : {"opened", "by-handle", "by-name"}) {
+    std::ofstream(f.temp / name) << name;
+    UniqueFd fd(::openat(f.table->root_fd(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    struct stat st {};
+    REQUIRE(::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0);
+    std::vector<unsigned char> handle;
+    if (std::string_view(name) == "by-handle") handle = f.table->handle_to_keep(fd.get(), st);
+    named.push_back(f.table->remember_named(f.table->root(), name, st, std::move(handle)));
+    REQUIRE(named.back() != nullptr);
+  }
+  std::vector<Inode*> taken = f.table->take_named_siblings(*named[0], 10);
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0] == named[2]);
+  f.table->forget(*taken[0], 1);
+  CHECK(f.ino_through(*named[1]) == named[1]->ino());  // opened at its use, by its handle
+  CHECK(f.table->counts().named_opened_by_handle == 1);
+  for (Inode* inode : named) f.table->forget(*inode, 1);
+  CHECK(f.table->counts().inodes == 1);
+}
