@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -227,6 +228,20 @@ class EngineCore {
   // pieces); returns the pages served (0: `page` is not cached). Corrupt pages are dropped.
   Result<std::uint32_t> read_cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages,
                                         ByteSpan out);
+  // An FTL read prepared under cache_mutex_ into `bytes`, and once finished what read() would
+  // have returned.
+  struct UnlockedRead {
+    PreparedRead* prepared;
+    ByteSpan bytes;
+    Status result;
+  };
+  // Reads the chip pages of prepared reads with `cache` (cache_mutex_, held on entry and on
+  // return) released where the chip allows concurrent reads, then finishes them under it. The
+  // FTL reads again what GC erased meanwhile; whether the slots still hold the pages is the
+  // caller's check. Returns check_alive().
+  Status read_outside_lock(std::unique_lock<std::mutex>& cache, std::span<UnlockedRead> reads);
+  // Why a read or a write-back of a dirty page fails when its only copy, in the cache, is damaged.
+  static Status damaged_dirty_page(std::uint64_t file_id, std::uint64_t page_no);
   // read_cached_run() for a reader, with `cache` (cache_mutex_) held on entry and on return but
   // released while the chip pages are read and verified: hits on other files (and other
   // threads' slot work) go on meanwhile. The run is served only if its slots still hold the
@@ -248,14 +263,15 @@ class EngineCore {
   // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                     std::size_t max_pages, LostPages& lost);
-  // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes`, one
+  // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes` (a
+  // page each, in that order), one
   // FTL read per run of consecutive slots, the chip I/O outside the cache lock (held on entry
   // and return). The batch gets the pages that still hold their file page afterwards, each
   // marked flushing; a damaged page is dropped (and added to `lost` if it lies below
   // `size_bytes`).
   Status read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
                                const std::vector<SlotIndex>& slots, std::uint64_t size_bytes,
-                               std::vector<std::uint8_t>& bytes, WriteBackBatch& batch, LostPages& lost);
+                               ByteSpan bytes, WriteBackBatch& batch, LostPages& lost);
   // write_back() for an open file, its backing_mutex held; pages lost are noted in the file's
   // write_back_error.
   Status flush_file_locked(FileState& file, std::size_t max_pages);

@@ -128,16 +128,11 @@ Result<std::uint32_t> EngineCore::read_hit(std::unique_lock<std::mutex>& cache, 
   const ByteSpan bytes = out.first(std::size_t{run.pages} * page_size_);
   thread_local PreparedRead prepared;
   if (Status s = ftl_.prepare_read(layout_.data_lpn(run.slot), run.pages, bytes, prepared); !s.is_ok()) return fail(s);
-  if (prepared.concurrent()) {
-    // The FTL checks on finishing that no block of the run was erased meanwhile (GC), and
-    // reads again what was; the slots are checked below. The file lock (shared) keeps writes
-    // to these pages out, so a slot that still holds its page holds the same bytes.
-    cache.unlock();
-    ftl_.read_prepared(prepared, bytes);
-    cache.lock();
-  }
-  Status read = ftl_.finish_read(prepared, bytes);
-  FLASHDIR_TRY(check_alive());
+  UnlockedRead unlocked{&prepared, bytes, Status::ok()};
+  FLASHDIR_TRY(read_outside_lock(cache, {&unlocked, 1}));
+  const Status read = unlocked.result;
+  // The file lock (shared) keeps writes to these pages out, so a slot that still holds its
+  // page holds the same bytes.
   if (cached_run(file_id, page, run.pages) != run) {
     // Evicted or dropped while the lock was free: `bytes` may be another page's. The locked
     // path serves what is cached now.
@@ -162,8 +157,7 @@ Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t
         if (dirty) {
           // A dirty page has no other copy: the read fails rather than serve older bytes, and
           // the file's next fsync or close says so too (once), as Linux reports a lost write-back.
-          Status lost = Status::corruption(
-              fmt::format("page {} of file {} was only in the cache (write-back) and is damaged", page + i, file_id));
+          Status lost = damaged_dirty_page(file_id, page + i);
           if (auto it = dirty_files_.find(file_id); it != dirty_files_.end() && it->second->lost_while_open.is_ok())
             it->second->lost_while_open = lost;
           return lost;
@@ -178,6 +172,23 @@ Result<std::uint32_t> EngineCore::serve_run(std::uint64_t file_id, std::uint64_t
   }
   for (std::uint32_t i = 0; i < run.pages; ++i) slots_->reference(slot + i);
   return run.pages;
+}
+
+Status EngineCore::read_outside_lock(std::unique_lock<std::mutex>& cache, std::span<UnlockedRead> reads) {
+  const bool concurrent =
+      std::any_of(reads.begin(), reads.end(), [](const UnlockedRead& read) { return read.prepared->concurrent(); });
+  if (concurrent) {
+    cache.unlock();
+    for (UnlockedRead& read : reads) ftl_.read_prepared(*read.prepared, read.bytes);
+    cache.lock();
+  }
+  for (UnlockedRead& read : reads) read.result = ftl_.finish_read(*read.prepared, read.bytes);
+  return check_alive();
+}
+
+Status EngineCore::damaged_dirty_page(std::uint64_t file_id, std::uint64_t page_no) {
+  return Status::corruption(
+      fmt::format("page {} of file {} was only in the cache (write-back) and is damaged", page_no, file_id));
 }
 
 std::uint32_t EngineCore::missing_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {

@@ -1,13 +1,12 @@
 // Write-back (doc/cache.md "Write-back"): writes land in the cache as dirty pages; a flusher
 // thread writes them back between the high and low watermarks; fsync makes them durable in the
 // cache; the last release, truncate, fallocate and close write a file's dirty pages back.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -181,7 +180,10 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
   // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
   const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
   std::size_t written = 0;
-  std::vector<std::uint8_t> bytes;
+  // The batches' bytes, grown to the largest; not zeroed: a page's bytes are used only once it
+  // was read into them.
+  std::unique_ptr<std::uint8_t[]> buffer;
+  std::size_t buffer_pages = 0;
   while (max_pages == 0 || written < max_pages) {
     WriteBackBatch pages;
     std::uint64_t size_bytes = 0;  // the file's size when the batch's pages were taken
@@ -204,8 +206,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
       std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
       slots.resize(take);
       if (max_pages != 0) slots.resize(within_scattered_slot_limit(slots));
-      FLASHDIR_TRY(read_write_back_batch(cache, file_id, slots, size_bytes, bytes, pages, lost));
+      if (slots.size() > buffer_pages) {
+        buffer_pages = slots.size();
+        buffer = std::make_unique_for_overwrite<std::uint8_t[]>(buffer_pages * page_size_);
+      }
+      FLASHDIR_TRY(read_write_back_batch(cache, file_id, slots, size_bytes,
+                                         ByteSpan(buffer.get(), slots.size() * page_size_), pages, lost));
     }
+    const ConstByteSpan bytes(buffer.get(), buffer_pages * page_size_);
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
     Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
     auto taken = write_page_runs(target, pages, bytes, size_bytes, page_size_, counters_.backing_errors, unwritable);
@@ -250,8 +258,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
 
 Status EngineCore::read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,
                                          const std::vector<SlotIndex>& slots, std::uint64_t size_bytes,
-                                         std::vector<std::uint8_t>& bytes, WriteBackBatch& batch, LostPages& lost) {
-  bytes.resize(slots.size() * page_size_);
+                                         ByteSpan bytes, WriteBackBatch& batch, LostPages& lost) {
   // Runs of consecutive slots holding consecutive pages: one FTL read each.
   struct Run {
     std::size_t first = 0;  // in `slots`
@@ -270,49 +277,32 @@ Status EngineCore::read_write_back_batch(std::unique_lock<std::mutex>& cache, st
       runs.push_back({.first = i, .pages = 1, .read = {}});
     }
   }
-  const auto run_bytes = [&](const Run& run) {
-    return ByteSpan(bytes).subspan(run.first * page_size_, std::size_t{run.pages} * page_size_);
-  };
-  bool concurrent = false;
+  std::vector<UnlockedRead> reads;
   for (Run& run : runs) {
-    if (Status s = ftl_.prepare_read(layout_.data_lpn(slots[run.first]), run.pages, run_bytes(run), run.read);
-        !s.is_ok())
+    const ByteSpan run_bytes = bytes.subspan(run.first * page_size_, std::size_t{run.pages} * page_size_);
+    if (Status s = ftl_.prepare_read(layout_.data_lpn(slots[run.first]), run.pages, run_bytes, run.read); !s.is_ok())
       return fail(s);
-    concurrent = concurrent || run.read.concurrent();
+    reads.push_back({&run.read, run_bytes, Status::ok()});
   }
   // A rewrite meanwhile clears a slot's flushing mark; a drop clears the slot.
   for (SlotIndex slot : slots) slots_->set_flushing(slot);
-  if (concurrent) {
-    // The FTL reads again, on finishing, what GC erased meanwhile; the slots are checked below.
-    cache.unlock();
-    for (Run& run : runs) ftl_.read_prepared(run.read, run_bytes(run));
-    cache.lock();
-  }
-  std::vector<bool> damaged_run(runs.size(), false);
+  FLASHDIR_TRY(read_outside_lock(cache, reads));
+  for (const UnlockedRead& read : reads)
+    if (!read.result.is_ok() && read.result.code() != StatusCode::corruption) return fail(read.result);
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    Status read = ftl_.finish_read(runs[r].read, run_bytes(runs[r]));
-    if (read.code() == StatusCode::corruption) {
-      damaged_run[r] = true;
-    } else if (!read.is_ok()) {
-      return fail(read);
-    }
-  }
-  FLASHDIR_TRY(check_alive());
-  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const bool damaged_run = !reads[r].result.is_ok();
     for (std::size_t i = runs[r].first; i < runs[r].first + runs[r].pages; ++i) {
       // Dropped (truncated, or damaged as another read found) while the lock was free, or taken
       // by another page since: `bytes` may not be this page's.
       if (!slots_->occupied(slots[i]) || slots_->key(slots[i]) != keys[i]) continue;
-      const ByteSpan piece = ByteSpan(bytes).subspan(i * page_size_, page_size_);
-      Status read = damaged_run[r] ? ftl_.read(layout_.data_lpn(slots[i]), 1, piece) : Status::ok();
+      const ByteSpan piece = bytes.subspan(i * page_size_, page_size_);
+      Status read = damaged_run ? ftl_.read(layout_.data_lpn(slots[i]), 1, piece) : Status::ok();
       if (read.code() == StatusCode::corruption) {
         // The only copy is damaged: counted, dropped, and reported to the caller (unless it
         // lies past the file's end, where it held nothing of the file).
         ++counters_.corrupt_pages;
         if (keys[i].page_no * page_size_ < size_bytes) {
-          lost.add(Status::corruption(fmt::format("page {} of file {} was only in the cache (write-back) and is damaged",
-                                                  keys[i].page_no, file_id)),
-                   1);
+          lost.add(damaged_dirty_page(file_id, keys[i].page_no), 1);
         }
         FLASHDIR_TRY(drop_slots({slots[i]}));
         continue;
