@@ -523,7 +523,7 @@ Result<std::uint32_t> EngineCore::store_pages(std::uint64_t file_id, std::uint64
   std::size_t start = 0;
   while (start < writes.size()) {
     std::size_t stop = start + 1;
-    while (stop < writes.size() && stop - start < kMaxRunPages && writes[stop].slot == writes[stop - 1].slot + 1 &&
+    while (stop < writes.size() && stop - start < kMaxStoreRunPages && writes[stop].slot == writes[stop - 1].slot + 1 &&
            pieces[stop] == pieces[stop - 1] + 1)
       ++stop;
     const auto run = static_cast<std::uint32_t>(stop - start);

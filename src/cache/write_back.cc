@@ -95,7 +95,7 @@ Result<std::size_t> EngineCore::write_into_cache(OpenHandle& open, std::uint64_t
   const std::uint64_t last_page = (end - 1) / page_size_;
   thread_local std::vector<std::uint8_t> pages;
   for (std::uint64_t first = offset / page_size_; first <= last_page;) {
-    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - first + 1, kMaxRunPages));
+    const auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - first + 1, kMaxStoreRunPages));
     const std::uint64_t run_start = first * page_size_;
     const std::uint64_t run_end = run_start + std::uint64_t{count} * page_size_;
     // A run the write covers whole goes to the cache from the caller's bytes, copied once.

@@ -83,9 +83,12 @@ Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> pla
            pages[i + n].data.empty() == !with_data) {
       ++n;
     }
-    // A single page (a translation page, a checkpoint page) goes to the chip from its own
-    // buffer; a run is gathered into one.
-    const bool gather = with_data && n > 1;
+    // A single page (a translation page, a checkpoint page), or a run whose pages lie one after
+    // another in memory (a host write that bypasses the device RAM), goes to the chip from its
+    // own bytes; any other run is gathered into one buffer.
+    bool gather = false;
+    for (std::size_t k = 1; with_data && k < n && !gather; ++k)
+      gather = pages[i + k].data.data() != pages[i].data.data() + k * g.page_size_bytes;
     if (gather && data_buffer.size() < n * g.page_size_bytes) data_buffer.resize(n * g.page_size_bytes);
     if (oob_buffer.size() < n * g.oob_size_bytes) oob_buffer.resize(n * g.oob_size_bytes);
     const ByteSpan data = gather ? ByteSpan(data_buffer).first(n * g.page_size_bytes) : ByteSpan();
@@ -107,7 +110,8 @@ Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> pla
       format::encode_oob(record, oobs.subspan(k * g.oob_size_bytes, g.oob_size_bytes));
     }
     const Ppn first = g.page_at(*block, next);
-    const ConstByteSpan run_data = with_data && !gather ? pages[i].data : ConstByteSpan(data);
+    const ConstByteSpan run_data =
+        with_data && !gather ? ConstByteSpan(pages[i].data.data(), n * g.page_size_bytes) : ConstByteSpan(data);
     if (Status s = chip_.program(first, static_cast<std::uint32_t>(n), run_data, oobs); !s.is_ok()) return fail(s);
     if (next == 0) blocks_.set_first_program_time(*block, host_time_);
     for (std::size_t k = 0; k < n; ++k) {

@@ -88,7 +88,7 @@ TEST_CASE("the bound on unprotected data commits: a cut loses less than that, wh
   EngineRig rig(options, 1024, flashdir::format::RamPolicy::tree, 4 << 20);
   const auto data = pattern(5, 3000 * P);
   rig.put("f", data);
-  CHECK(rig.read_through("f", 0, data.size()) == data);
+  CHECK(rig.read_through_in_small_fills("f", data.size()) == data);
   const std::uint64_t cached = rig.engine().stats().cached_pages;
   REQUIRE(cached >= 2900);
   CHECK(rig.engine().stats().commits >= 1);

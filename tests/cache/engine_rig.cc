@@ -76,6 +76,17 @@ std::vector<std::uint8_t> EngineRig::read_through(const std::string& name, std::
   return bytes;
 }
 
+std::vector<std::uint8_t> EngineRig::read_through_in_small_fills(const std::string& name, std::size_t length) {
+  const std::size_t piece = std::size_t{geometry_.pages_per_block / 2} * page_size();
+  std::vector<std::uint8_t> bytes(length);
+  for (std::size_t at = (length - 1) / piece * piece;; at -= piece) {
+    const std::vector<std::uint8_t> got = read_through(name, at, std::min(piece, length - at));
+    std::copy(got.begin(), got.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at));
+    if (at == 0) break;
+  }
+  return bytes;
+}
+
 void EngineRig::damage_slot(std::uint32_t slot) {
   auto layout = cache::SlotLayout::of(*ftl_, cache::EngineServices{}.slot_alignment);  // open_engine()'s
   REQUIRE(layout.is_ok());

@@ -41,6 +41,12 @@ class EngineRig {
 
   // Opens `name` through the engine, reads [offset, offset + length) and releases it.
   std::vector<std::uint8_t> read_through(const std::string& name, std::uint64_t offset, std::size_t length);
+  // The first `length` bytes (at least 1) of `name`, read through the engine half a block at a
+  // time, last piece first, each by an open of its own: a read at the file's start is the only
+  // one with read-ahead, and what it would read ahead is cached by then. So every fill is of at
+  // most half a block, which the FTL keeps in the device RAM (a larger write it programs at
+  // once) until a commit or the RAM's own eviction programs it.
+  std::vector<std::uint8_t> read_through_in_small_fills(const std::string& name, std::size_t length);
 
   // Flips one bit of the data of the page slot `slot` holds, in the medium (after a flush, so
   // that the page is on the chip): every read of it fails verification.

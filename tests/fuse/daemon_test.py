@@ -438,7 +438,10 @@ def chip_stats(check, top, latency):
     with harness.Mount(backing, mnt, f"{top}/cache-{latency}", f"nand_latency={latency}"):
         payload = os.urandom(1 << 20)
         with open(f"{mnt}/chip", "wb") as f:
-            f.write(payload)
+            # In writes of 16 pages: the FTL buffers a write of at most half a block in the device
+            # RAM (a larger one it programs at once).
+            for at in range(0, len(payload), 64 << 10):
+                f.write(payload[at:at + (64 << 10)])
         with open(f"{mnt}/chip", "rb") as f:
             check.check(f.read() == payload, f"{latency}: the file reads back")
         with open(f"{mnt}/.flashdir/stats.json") as f:
