@@ -87,8 +87,8 @@ Status FtlCore::program(std::span<const PageToProgram> pages, std::span<Ppn> pla
     // another in memory (a host write that bypasses the device RAM), goes to the chip from its
     // own bytes; any other run is gathered into one buffer.
     bool gather = false;
-    for (std::size_t k = 1; with_data && k < n && !gather; ++k)
-      gather = pages[i + k].data.data() != pages[i].data.data() + k * g.page_size_bytes;
+    for (std::size_t k = i + 1; with_data && k < i + n && !gather; ++k)
+      gather = pages[k].data.data() != pages[k - 1].data.data() + pages[k - 1].data.size();
     if (gather && data_buffer.size() < n * g.page_size_bytes) data_buffer.resize(n * g.page_size_bytes);
     if (oob_buffer.size() < n * g.oob_size_bytes) oob_buffer.resize(n * g.oob_size_bytes);
     const ByteSpan data = gather ? ByteSpan(data_buffer).first(n * g.page_size_bytes) : ByteSpan();
