@@ -101,7 +101,7 @@ class EngineCore {
 
   BackingStore& backing() { return backing_; }
 
-  // Pages moved in one FTL request at most (a run of consecutive slots).
+  // Pages one FTL read of the cache's carries at most (a run of consecutive slots).
   static constexpr std::uint32_t kMaxRunPages = 64;
   // Pages one FTL write of a write's or a fill's pages carries at most (store_pages): a whole
   // FUSE write (1 MiB, 256 pages of 4 KiB). The FTL programs a write of more than half a block
@@ -270,9 +270,8 @@ class EngineCore {
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                     std::size_t max_pages, LostPages& lost);
   // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes` (a
-  // page each, in that order), one
-  // FTL read per run of consecutive slots, the chip I/O outside the cache lock (held on entry
-  // and return). The batch gets the pages that still hold their file page afterwards, each
+  // page each, in that order), one FTL read per run of consecutive slots, the chip I/O outside
+  // the cache lock (held on entry and return). The batch gets the pages that still hold their file page afterwards, each
   // marked flushing; a damaged page is dropped (and added to `lost` if it lies below
   // `size_bytes`).
   Status read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,

@@ -11,8 +11,8 @@ its object, and a change behind the mount is still seen; opening a file after a 
 siblings in the background (a daemon that cannot open by handle), and a sibling replaced behind
 the mount reads as the new file; after a restart an object is opened by the file handle its answer
 kept, one store call where its name costs three, and is not opened ahead; and over a store that
-renumbers inodes (identity=path) there is no metadata cache. Counted in store calls and the daemon's stats, never
-timed. Exits 77 where /dev/fuse or root is missing."""
+renumbers inodes (identity=path) there is no metadata cache. Counted in store calls and the
+daemon's stats, never timed. Exits 77 where /dev/fuse or root is missing."""
 import errno
 import os
 import sys
