@@ -263,12 +263,13 @@ class EngineCore {
   // write-back: a write into the cache as dirty pages (file lock held exclusively).
   Result<std::size_t> write_into_cache(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
   // Writes dirty pages of `file_id` back to `target` (cut at `file_size`, read with each batch's
-  // pages), syncs it and marks them clean; at most about `max_pages` (0: all). Takes
-  // cache_mutex_ only around slot work.
+  // pages), syncs it and marks them clean; at most about `max_pages` (0: all), and no more once
+  // `give_way_to` (if given) has a thread waiting for it. Takes cache_mutex_ only around slot
+  // work.
   // An error leaves the pages not written dirty, except pages that can never go back, which are
   // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
-                    std::size_t max_pages, LostPages& lost);
+                    std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost);
   // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes` (a
   // page each, in that order), one FTL read per run of consecutive slots, the chip I/O outside
   // the cache lock (held on entry and return). The batch gets the pages that still hold their file page afterwards, each

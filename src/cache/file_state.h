@@ -46,9 +46,10 @@ class SequentialStream {
   std::uint64_t run_bytes_ = 0;
 };
 
-// A mutex that says whether a thread is waiting for it: the flusher's batches of a stream,
-// which it takes one after another, give way to the fsync, close or truncate waiting for the
-// file's backing (std::mutex is not fair: a flusher that locks again at once can starve them).
+// A mutex that says whether a thread is waiting for it: the flusher's batches give way to the
+// fsync, close or truncate waiting for the file's backing, between two of their writes
+// (EngineOptions::write_back_piece_bytes), and its stream takes no next batch (std::mutex is
+// not fair: a flusher that locks again at once can starve them).
 class GivingWayMutex {
  public:
   void lock() {

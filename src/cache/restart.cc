@@ -149,7 +149,7 @@ Status EngineCore::write_back_recovered(const std::vector<std::uint64_t>& file_i
     // not even know.
     LostPages lost;
     const std::atomic<std::uint64_t> size{end};
-    FLASHDIR_TRY(write_back(file_id, **file, size, 0, lost));
+    FLASHDIR_TRY(write_back(file_id, **file, size, 0, nullptr, lost));
     if (lost.count != 0) {
       note_lost_at_restart(lost.count, lost.first.with_context(known->relative_path));
       note_file_loss(known->relative_path, fmt::format("{} pages that were only in the cache are lost: {}", lost.count,

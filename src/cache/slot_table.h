@@ -77,6 +77,8 @@ class SlotTable {
   void set_flushing(SlotIndex slot) { flag(slot) |= kFlushing; }
   // True if `slot` was not rewritten since set_flushing (it is then clean).
   bool finish_flush(SlotIndex slot);
+  // The flusher stopped before writing `slot` back: it stays dirty, and no longer in flight.
+  void cancel_flush(SlotIndex slot) { flag(slot) &= static_cast<std::uint8_t>(~kFlushing); }
   // How many of `file_id`'s slots are dirty.
   std::uint32_t dirty_count_of(std::uint64_t file_id) const {
     const FileSlots* file = file_slots(file_id);

@@ -27,14 +27,22 @@ constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
 // A sequential stream's slots run on, and its batches stay large.
 constexpr std::size_t kMaxScatteredSlotRuns = 64;
 
+// How a batch goes to the backing file: in writes of at most `piece_pages` pages and, if
+// `give_way_to` is set, no further once a thread waits for it.
+struct BatchWrites {
+  std::size_t piece_pages = SIZE_MAX;
+  const GivingWayMutex* give_way_to = nullptr;
+};
+
 // Writes the batch's pages to `target`, cut at `size_bytes`, each run of consecutive file pages
-// whose bytes lie one after another with one write. Returns how many of the batch's pages (in
-// order) the backing holds now: all of them, or those before the first page it refuses with
-// EFBIG (`refused` says why; no later attempt can write it, nor any page after it). Any other
-// error is returned. `errors` counts the backing's failed writes.
+// whose bytes lie one after another with as few writes as `how` allows. Returns how many of the
+// batch's pages (in order) the backing holds now: all of them; those before the first page it
+// refuses with EFBIG (`refused` says why; no later attempt can write it, nor any page after
+// it); or, once `how.give_way_to` has a waiter, those written before it came (at least one
+// write's). Any other error is returned. `errors` counts the backing's failed writes.
 Result<std::size_t> write_page_runs(BackingFile& target, const WriteBackBatch& batch, ConstByteSpan bytes,
-                                    std::uint64_t size_bytes, std::uint32_t page_size, std::atomic<std::uint64_t>& errors,
-                                    Status& refused) {
+                                    std::uint64_t size_bytes, std::uint32_t page_size, BatchWrites how,
+                                    std::atomic<std::uint64_t>& errors, Status& refused) {
   const std::size_t count = batch.keys.size();
   const auto write_pages = [&](std::size_t first, std::size_t end) -> Status {
     const std::uint64_t start = batch.keys[first].page_no * page_size;
@@ -45,8 +53,9 @@ Result<std::size_t> write_page_runs(BackingFile& target, const WriteBackBatch& b
     return s;
   };
   for (std::size_t first = 0; first < count;) {
+    if (first > 0 && how.give_way_to != nullptr && how.give_way_to->waited_for()) return first;
     std::size_t end = first + 1;
-    while (end < count && batch.keys[end].page_no == batch.keys[end - 1].page_no + 1 &&
+    while (end < count && end - first < how.piece_pages && batch.keys[end].page_no == batch.keys[end - 1].page_no + 1 &&
            batch.buffer_page[end] == batch.buffer_page[end - 1] + 1)
       ++end;
     Status s = write_pages(first, end);
@@ -176,15 +185,23 @@ std::size_t EngineCore::pressure_batch_pages() const {
 }
 
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
-                              std::size_t max_pages, LostPages& lost) {
+                              std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost) {
   // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
   const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
+  // A batch that gives way goes in pieces, so that its waiter waits for one piece in flight; a
+  // drain's runs go whole (each write may cost the store a round trip of its own: a FUSE
+  // store's kernel asks for the file's security.capability at every write).
+  BatchWrites how;
+  if (give_way_to != nullptr)
+    how = {.piece_pages = std::max<std::size_t>(1, options_.write_back_piece_bytes / page_size_),
+           .give_way_to = give_way_to};
   std::size_t written = 0;
   // The batches' bytes, grown to the largest; not zeroed: a page's bytes are used only once it
   // was read into them.
   std::unique_ptr<std::uint8_t[]> buffer;
   std::size_t buffer_pages = 0;
   while (max_pages == 0 || written < max_pages) {
+    if (written > 0 && how.give_way_to != nullptr && how.give_way_to->waited_for()) break;
     WriteBackBatch pages;
     std::uint64_t size_bytes = 0;  // the file's size when the batch's pages were taken
     {
@@ -216,15 +233,13 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     const ConstByteSpan bytes(buffer.get(), buffer_pages * page_size_);
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
     Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
-    auto taken = write_page_runs(target, pages, bytes, size_bytes, page_size_, counters_.backing_errors, unwritable);
+    auto taken = write_page_runs(target, pages, bytes, size_bytes, page_size_, how, counters_.backing_errors, unwritable);
     if (!taken.is_ok()) return taken.status();
+    // The batch's pages up to `done` are finished below; the file's pages from a refused one on
+    // are dropped, and those left for a waiter stay dirty.
+    const std::size_t done = *taken;
     std::optional<std::uint64_t> unwritable_from;  // the first page the backing refused
-    if (*taken < pages.keys.size()) {
-      // The batch's earlier pages are finished below, and the file's pages from this one on dropped.
-      unwritable_from = pages.keys[*taken].page_no;
-      pages.slots.resize(*taken);
-      pages.keys.resize(*taken);
-    }
+    if (!unwritable.is_ok()) unwritable_from = pages.keys[done].page_no;
     if (Status s = target.sync(); !s.is_ok()) {
       ++counters_.backing_errors;
       return s;
@@ -232,16 +247,21 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
     std::vector<SlotIndex> clean;
-    for (std::size_t k = 0; k < pages.slots.size(); ++k)
-      if (slots_->occupied(pages.slots[k]) && slots_->key(pages.slots[k]) == pages.keys[k] &&
-          slots_->finish_flush(pages.slots[k]))
+    for (std::size_t k = 0; k < pages.slots.size(); ++k) {
+      // Dropped or taken by another page while the lock was free: not this batch's any more.
+      if (!slots_->occupied(pages.slots[k]) || slots_->key(pages.slots[k]) != pages.keys[k]) continue;
+      if (k >= done) {
+        slots_->cancel_flush(pages.slots[k]);
+      } else if (slots_->finish_flush(pages.slots[k])) {
         clean.push_back(pages.slots[k]);
+      }
+    }
     // The clean copy must be on the chip before its entry says clean: a cut that loses the data
     // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
     if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
     if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
     counters_.written_back_pages += clean.size();
-    written += pages.slots.size();
+    written += done;
     if (unwritable_from) {
       // Lost: the dirty pages from there on below the file's end (those past it hold no bytes of it).
       std::uint64_t dropped = 0;
@@ -251,7 +271,7 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
       FLASHDIR_TRY(drop_file_pages(file_id, *unwritable_from));
     }
     slot_cleaned_.notify_all();
-    if (unwritable_from) break;
+    if (done < pages.keys.size()) break;  // a page refused, or a waiter given way to
   }
   return Status::ok();
 }
@@ -320,7 +340,10 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
   FLASHDIR_TRY(note_outside_change(file, *file.write_target));
   LostPages lost;
-  Status flushed = write_back(file.file_id, *file.write_target, file.size_bytes, max_pages, lost);
+  // The flusher's batches give way to an fsync, close or truncate waiting for the file; a drain
+  // is what such a waiter does itself.
+  const GivingWayMutex* give_way_to = max_pages != 0 ? &file.backing_mutex : nullptr;
+  Status flushed = write_back(file.file_id, *file.write_target, file.size_bytes, max_pages, give_way_to, lost);
   if (!lost.first.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost.first;
   FLASHDIR_TRY(flushed);
   FLASHDIR_TRY(note_own_change(file, *file.write_target));

@@ -24,6 +24,7 @@ class FaultyBackingFile final : public cache::BackingFile {
   }
   Status write(std::uint64_t offset, ConstByteSpan data) override {
     ++faults_->writes;
+    if (const auto us = faults_->write_latency_us.load(); us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
     if (const int error = faults_->write_errno.load(); error != 0) return injected(error, "writing");
     return real_->write(offset, data);
   }
