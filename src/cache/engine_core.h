@@ -377,6 +377,9 @@ class EngineCore {
   // Files a sequential stream of writes left a stream batch of dirty pages in: the flusher
   // writes them back ahead of their close while no watermark presses it.
   absl::flat_hash_set<std::uint64_t> streaming_files_;
+  // The pages of the flusher's next write to a backing file (write_back(): its batches go in
+  // pieces sized to the store's pace). The flusher thread's own.
+  std::size_t flusher_piece_pages_ = 0;
   // Files closed with dirty pages under a write-back delay, in the order they fall due (the
   // delay is the same for all); an entry whose file's write_back_due differs is stale.
   struct DelayedWriteBack {

@@ -27,12 +27,28 @@ constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
 // A sequential stream's slots run on, and its batches stay large.
 constexpr std::size_t kMaxScatteredSlotRuns = 64;
 
-// How a batch goes to the backing file: in writes of at most `piece_pages` pages and, if
-// `give_way_to` is set, no further once a thread waits for it.
+// A flusher's piece (below) is sized to take about this long at the store's pace: doubled after
+// one that took less than half, halved after one that took more than twice.
+constexpr std::chrono::milliseconds kPieceTime{10};
+
+// How a batch goes to the backing file. With `give_way_to` set (a flusher's batch) it goes in
+// pieces of `*piece_pages` pages, and no further once a thread waits for it: the waiter waits
+// for the piece in flight. Each piece resizes the next one (kPieceTime), within
+// `min_piece_pages` and a drain's batch, so that a store fast for its calls still takes few
+// of them: each write may cost a round trip of its own (a FUSE store's kernel asks for the
+// file's security.capability at every write). Without it each run goes whole.
 struct BatchWrites {
-  std::size_t piece_pages = SIZE_MAX;
   const GivingWayMutex* give_way_to = nullptr;
+  std::size_t* piece_pages = nullptr;
+  std::size_t min_piece_pages = 1;
+  std::size_t max_piece_pages = 1;
 };
+
+void resize_piece(BatchWrites& how, std::chrono::steady_clock::duration took) {
+  std::size_t& pages = *how.piece_pages;
+  if (took < kPieceTime / 2) pages = std::min(pages * 2, how.max_piece_pages);
+  if (took > kPieceTime * 2) pages = std::max(pages / 2, how.min_piece_pages);
+}
 
 // Writes the batch's pages to `target`, cut at `size_bytes`, each run of consecutive file pages
 // whose bytes lie one after another with as few writes as `how` allows. Returns how many of the
@@ -52,13 +68,18 @@ Result<std::size_t> write_page_runs(BackingFile& target, const WriteBackBatch& b
     if (!s.is_ok()) ++errors;
     return s;
   };
+  const bool in_pieces = how.give_way_to != nullptr;
   for (std::size_t first = 0; first < count;) {
-    if (first > 0 && how.give_way_to != nullptr && how.give_way_to->waited_for()) return first;
+    if (first > 0 && in_pieces && how.give_way_to->waited_for()) return first;
+    const std::size_t piece_pages = in_pieces ? *how.piece_pages : SIZE_MAX;
     std::size_t end = first + 1;
-    while (end < count && end - first < how.piece_pages && batch.keys[end].page_no == batch.keys[end - 1].page_no + 1 &&
+    while (end < count && end - first < piece_pages && batch.keys[end].page_no == batch.keys[end - 1].page_no + 1 &&
            batch.buffer_page[end] == batch.buffer_page[end - 1] + 1)
       ++end;
+    const auto started = std::chrono::steady_clock::now();
     Status s = write_pages(first, end);
+    // A run's short tail says nothing of the store's pace.
+    if (in_pieces && end - first == piece_pages) resize_piece(how, std::chrono::steady_clock::now() - started);
     if (!s.is_ok()) {
       if (s.sys_errno() != EFBIG) return s;
       // Which page the backing refuses: the run again, page by page.
@@ -188,13 +209,14 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
                               std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost) {
   // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
   const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
-  // A batch that gives way goes in pieces, so that its waiter waits for one piece in flight; a
-  // drain's runs go whole (each write may cost the store a round trip of its own: a FUSE
-  // store's kernel asks for the file's security.capability at every write).
   BatchWrites how;
-  if (give_way_to != nullptr)
-    how = {.piece_pages = std::max<std::size_t>(1, options_.write_back_piece_bytes / page_size_),
-           .give_way_to = give_way_to};
+  if (give_way_to != nullptr) {
+    const std::size_t fewest = std::max<std::size_t>(1, options_.write_back_piece_bytes / page_size_);
+    const std::size_t most = std::max(fewest, kDrainBatchBytes / page_size_);
+    flusher_piece_pages_ = std::clamp(flusher_piece_pages_, fewest, most);
+    how = {.give_way_to = give_way_to, .piece_pages = &flusher_piece_pages_, .min_piece_pages = fewest,
+           .max_piece_pages = most};
+  }
   std::size_t written = 0;
   // The batches' bytes, grown to the largest; not zeroed: a page's bytes are used only once it
   // was read into them.

@@ -74,11 +74,12 @@ struct EngineOptions {
   // that the store takes it while the writer fills the cache and its close finds little left to
   // drain. Random writes stay in the cache. 0: streams wait for the watermarks or the close.
   std::uint64_t write_back_stream_bytes = 8ULL << 20;
-  // write-back: the flusher's batches go to the backing file in writes of at most this many bytes
-  // (rounded down to whole pages, at least one), and stop between two of them for an fsync,
-  // close or truncate waiting for the file, which then waits for one write instead of a batch:
-  // 8.4 ms at 1 Gbit/s, where an 8 MiB batch held an fsync 160-190 ms (with its sync and stats).
-  // A drain writes each run whole.
+  // write-back: the flusher's batches go to the backing file in pieces, and stop between two of
+  // them for an fsync, close or truncate waiting for the file, which then waits for one piece
+  // instead of a batch (8.4 ms at 1 Gbit/s, where an 8 MiB batch held an fsync 160-190 ms with
+  // its sync and stats). A piece is sized to take about 10 ms at the store's pace, and is never
+  // smaller than this many bytes (rounded down to whole pages, at least one). A drain writes
+  // each run whole.
   std::uint64_t write_back_piece_bytes = 1ULL << 20;
   // write-back: 0 (the default) makes a file's close wait until the backing file holds what was
   // written (close-to-open). Otherwise the close returns once the dirty pages are durable in the
