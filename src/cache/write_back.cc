@@ -78,8 +78,9 @@ Result<std::size_t> write_page_runs(BackingFile& target, const WriteBackBatch& b
       ++end;
     const auto started = std::chrono::steady_clock::now();
     Status s = write_pages(first, end);
-    // A run's short tail says nothing of the store's pace.
-    if (in_pieces && end - first == piece_pages) resize_piece(how, std::chrono::steady_clock::now() - started);
+    // A run's short tail, or a failed write, says nothing of the store's pace.
+    if (in_pieces && end - first == piece_pages && s.is_ok())
+      resize_piece(how, std::chrono::steady_clock::now() - started);
     if (!s.is_ok()) {
       if (s.sys_errno() != EFBIG) return s;
       // Which page the backing refuses: the run again, page by page.
