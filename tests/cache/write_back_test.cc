@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "engine_rig.h"
@@ -23,13 +24,26 @@ using flashdir::testing::write_back_options;
 
 namespace {
 
-// Write-back whose sequential streams go back 8 pages at a time.
-EngineOptions streaming_in_8_pages() {
+// Write-back whose sequential streams go back `stream_pages` pages at a time, and whose
+// flusher writes pieces of at least `piece_pages` pages (unset: the default).
+EngineOptions streaming_in(std::uint64_t stream_pages, std::optional<std::uint64_t> piece_pages = std::nullopt) {
   EngineOptions options = write_back_options();
-  options.write_back_stream_bytes = 0;  // set below, once the page size is known
   const std::uint32_t page_size = EngineRig(options).page_size();
-  options.write_back_stream_bytes = 8ULL * page_size;
+  options.write_back_stream_bytes = stream_pages * page_size;
+  if (piece_pages) options.write_back_piece_bytes = *piece_pages * page_size;
   return options;
+}
+
+// Writes `pages` pages of `file` in order, 8 at a time; returns what the file holds.
+std::vector<std::uint8_t> write_in_order(EngineRig& rig, FileHandle file, std::uint64_t pages) {
+  const std::uint32_t P = rig.page_size();
+  std::vector<std::uint8_t> model;
+  for (std::uint64_t page = 0; page < pages; page += 8) {
+    const auto piece = pattern(static_cast<std::uint32_t>(page), 8ULL * P);
+    REQUIRE(rig.engine().write(file, page * P, piece).is_ok());
+    apply(model, page * P, piece);
+  }
+  return model;
 }
 
 }  // namespace
@@ -281,7 +295,7 @@ TEST_CASE("write-back: a drain writes each run of consecutive dirty pages with o
 }
 
 TEST_CASE("write-back: a sequential stream goes back behind its writer before its close; random writes stay") {
-  EngineRig rig(streaming_in_8_pages());
+  EngineRig rig(streaming_in(8));
   const std::uint32_t P = rig.page_size();
   rig.put("stream", {});
   rig.put("random", {});
@@ -318,21 +332,12 @@ TEST_CASE("write-back: a sequential stream goes back behind its writer before it
 TEST_CASE("write-back: a stream's batch in flight gives way to an fsync after the write it is making") {
   // Batches of 64 pages, written 4 pages at a time, each write taking 20 ms: a batch holds the
   // file's backing for 16 writes (320 ms), which an fsync waited for whole.
-  EngineOptions options = write_back_options();
-  const std::uint32_t P = EngineRig(options).page_size();
-  options.write_back_stream_bytes = 64ULL * P;
-  options.write_back_piece_bytes = 4ULL * P;
-  EngineRig rig(options);
+  EngineRig rig(streaming_in(64, 4));
   rig.put("f", {});
   auto file = rig.engine().open_file("f");
   REQUIRE(file.is_ok());
   rig.backing_faults().write_latency_us = 20'000;
-  std::vector<std::uint8_t> model;
-  for (std::uint64_t page = 0; page < 128; page += 8) {
-    const auto piece = pattern(static_cast<std::uint32_t>(page), 8ULL * P);
-    REQUIRE(rig.engine().write(*file, page * P, piece).is_ok());
-    apply(model, page * P, piece);
-  }
+  const std::vector<std::uint8_t> model = write_in_order(rig, *file, 128);
   // The flusher's first batch is on its way to the backing file.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (rig.backing_faults().writes == 0 && std::chrono::steady_clock::now() < deadline)
@@ -354,20 +359,11 @@ TEST_CASE("write-back: a stream's batch in flight gives way to an fsync after th
 TEST_CASE("write-back: a flusher's pieces grow where the backing takes a write at once") {
   // Pieces of at least a page, 64 pages a batch: written a page at a time, 128 streamed pages
   // cost 128 writes; a piece that takes less than 5 ms doubles the next one.
-  EngineOptions options = write_back_options();
-  const std::uint32_t P = EngineRig(options).page_size();
-  options.write_back_stream_bytes = 64ULL * P;
-  options.write_back_piece_bytes = P;
-  EngineRig rig(options);
+  EngineRig rig(streaming_in(64, 1));
   rig.put("f", {});
   auto file = rig.engine().open_file("f");
   REQUIRE(file.is_ok());
-  std::vector<std::uint8_t> model;
-  for (std::uint64_t page = 0; page < 136; page += 8) {
-    const auto piece = pattern(static_cast<std::uint32_t>(page), 8ULL * P);
-    REQUIRE(rig.engine().write(*file, page * P, piece).is_ok());
-    apply(model, page * P, piece);
-  }
+  const std::vector<std::uint8_t> model = write_in_order(rig, *file, 136);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (rig.engine().stats().written_back_pages < 128 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -381,7 +377,7 @@ TEST_CASE("write-back: each open's stream goes back behind it while another open
   // Two writers of one file, each sequential in a region of its own (fio's jobs with
   // offset_increment): interleaved, the file's writes made no stream, and nothing went back
   // before the close.
-  EngineRig rig(streaming_in_8_pages());
+  EngineRig rig(streaming_in(8));
   const std::uint32_t P = rig.page_size();
   rig.put("f", {});
   auto low = rig.engine().open_file("f");
@@ -494,7 +490,7 @@ TEST_CASE("write-back: concurrent writers, readers and fsyncs on the same and di
   // (with the check for it removed, it still passed).
   const auto backend = GENERATE(flashdir::testing::Backend::memory, flashdir::testing::Backend::image);
   INFO(flashdir::testing::backend_label(backend));
-  EngineOptions options = streaming_in_8_pages();
+  EngineOptions options = streaming_in(8);
   options.flush_batch_pages = 4;
   EngineRig rig(options, 64, flashdir::format::RamPolicy::tree, 4096, backend);
   const std::uint32_t P = rig.page_size();
