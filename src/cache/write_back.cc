@@ -33,8 +33,8 @@ constexpr std::chrono::milliseconds kPieceTime{10};
 
 // How a batch goes to the backing file. With `give_way_to` set (a flusher's batch) it goes in
 // pieces of `*piece_pages` pages, and no further once a thread waits for it: the waiter waits
-// for the piece in flight. Each piece resizes the next one (kPieceTime), within
-// `min_piece_pages` and a drain's batch, so that a store fast for its calls still takes few
+// for the piece in flight. Each piece resizes the next one (kPieceTime), between
+// `min_piece_pages` and `max_piece_pages`, so that a store fast for its calls still takes few
 // of them: each write may cost a round trip of its own (a FUSE store's kernel asks for the
 // file's security.capability at every write). Without it each run goes whole.
 struct BatchWrites {
