@@ -76,7 +76,7 @@ struct EngineOptions {
   std::uint64_t write_back_stream_bytes = 8ULL << 20;
   // write-back: the flusher's batches go to the backing file in pieces, and stop between two of
   // them for an fsync, close or truncate waiting for the file, which then waits for one piece
-  // instead of a batch (8.4 ms at 1 Gbit/s, where an 8 MiB batch held an fsync 160-190 ms with
+  // instead of a batch (8.4 ms at 1 Gbit/s, where an 8 MiB batch held an fsync 157-186 ms with
   // its sync and stats). A piece is sized to take about 10 ms at the store's pace, and is never
   // smaller than this many bytes (rounded down to whole pages, at least one). A drain writes
   // each run whole.
