@@ -24,7 +24,9 @@ write that the cache takes in 0.4 s. The random writes run for 10 s, where it is
 
 Each round runs every workload on each target, taking turns; the file is removed between runs.
 Reports medians and flashdir's rate over the store's (goals: write-through >= 0.9x, write-back
->= 0.9x), and the calls that reached the store. Writes writes.md beside this file, or --results.
+>= 0.9x), the calls that reached the store, each round's ratios, and how many of the machine's
+CPUs were busy during each run (/proc/stat): a store whose own processes keep them all busy
+leaves a layer in front of it nothing to run on. Writes writes.md beside this file, or --results.
 
 With --store sshfs the store is sshfs over a localhost sshd behind a TCP delay proxy
 (sshfs_store.py, --delay-us per round trip) instead of slowstore; its "calls" are the chunks
@@ -57,6 +59,16 @@ MOUNT_OPTIONS = {"writethrough": "mode=writethrough", "writeback": "mode=writeba
                  "writeback-delay": "mode=writeback,writeback_delay=1"}
 WORKLOADS = ("4 KiB random writes", "sequential write")
 GOAL = 0.9
+
+
+def cpu_seconds():
+    """(busy, all) CPU seconds of the whole machine so far, from /proc/stat: where the store
+    and its own processes (ssh, sshd, a proxy) already keep the CPUs busy, a layer in front
+    of it can only take longer."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(fields) - idle) / tick, sum(fields) / tick
 
 
 def dirty_pages(mount):
@@ -95,19 +107,22 @@ def sequential_write(path):
 
 def run_workload(mount, workload, seconds, settle=False):
     """Runs the workload in `mount`; returns (wall seconds, figure, bytes written, seconds until
-    the store held everything). With `settle` (a flashdir mount) the last is timed until the
-    cache has no dirty page left; otherwise it is the wall time."""
+    the store held everything, CPUs busy meanwhile). With `settle` (a flashdir mount) the
+    fourth is timed until the cache has no dirty page left; otherwise it is the wall time."""
     path = f"{mount}/written"
+    busy_before, all_before = cpu_seconds()
     if workload == "4 KiB random writes":
         started, wall, written = random_writes(path, seconds)
     else:
         started, wall, written = sequential_write(path)
+    busy_after, all_after = cpu_seconds()
+    cpus_busy = (busy_after - busy_before) / (all_after - all_before) * os.cpu_count()
     while settle and dirty_pages(mount) > 0:
         time.sleep(0.05)
     settled = time.monotonic() - started
     os.unlink(path)
     figure = written / 4096 / wall if workload == "4 KiB random writes" else written / wall / MB
-    return wall, figure, written, settled
+    return wall, figure, written, settled, cpus_busy
 
 
 def main():
@@ -129,7 +144,7 @@ def main():
     passthrough_hp = os.environ.get("PASSTHROUGH_HP", "")
     references = ("passthrough_hp",) if passthrough_hp else ()
     targets = (store_name, *references, *FLASHDIR_TARGETS)
-    samples = []  # (round, workload, target, figure, calls, figure until the store held it)
+    samples = []  # (round, workload, target, figure, calls, figure until the store held it, CPUs busy)
     slow = None
     try:
         try:
@@ -149,13 +164,14 @@ def main():
                 try:
                     for workload in WORKLOADS:
                         before = slow.counts()["total_calls"]
-                        wall, figure, written, settled = run_workload(slow_mnt if fast is None else fast_mnt, workload,
+                        wall, figure, written, settled, cpus_busy = run_workload(slow_mnt if fast is None else fast_mnt, workload,
                                                                       args.seconds, settle=target in FLASHDIR_TARGETS)
                         calls = slow.counts()["total_calls"] - before
-                        samples.append((rnd, workload, target, figure, calls, figure * wall / settled))
+                        samples.append((rnd, workload, target, figure, calls, figure * wall / settled, cpus_busy))
                         print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "
                               f"({written / MB:,.0f} MB in {wall:.2f} s, in the store after {settled:.2f} s, "
-                              f"{calls:,} {slow.calls_label})", flush=True)
+                              f"{calls:,} {slow.calls_label}, {cpus_busy:.2f} of {os.cpu_count()} CPUs busy)",
+                              flush=True)
                 finally:
                     if fast is not None:
                         fast.stop()
@@ -193,6 +209,15 @@ def main():
             ratio = statistics.median(s[figure] / store[s[0]] for s in delayed)
             cells.append(f"{statistics.median(s[figure] for s in delayed):,.1f} {unit}, {ratio:.2f}×")
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    lines += ["", "Round by round, each target's figure over the store's in the same round; and the machine's "
+              f"CPUs busy while the target ran the workload (medians, of {os.cpu_count()}):", "",
+              "| workload | target | × store, rounds | CPUs busy |", "|---|---|---|---|"]
+    for workload in WORKLOADS:
+        store = {s[0]: s[3] for s in of(workload, store_name)}
+        for target in targets:
+            runs = of(workload, target)
+            ratios = ", ".join(f"{s[3] / store[s[0]]:.2f}" for s in sorted(runs))
+            lines.append(f"| {workload} | {target} | {ratios} | {statistics.median(s[6] for s in runs):.2f} |")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
     text = "\n".join([
         f"{describe_store(args)}; flashdir -o size={args.cache_size}; {args.rounds} rounds, "
