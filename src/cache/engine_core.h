@@ -58,6 +58,23 @@ struct WriteBackBatch {
   std::vector<std::size_t> buffer_page;  // the page's index in the batch's byte buffer
 };
 
+// A write-back batch's bytes: grown to the largest batch, never zeroed (a page's bytes are used
+// only once it was read into them).
+struct WriteBackBuffer {
+  std::unique_ptr<std::uint8_t[]> bytes;
+  std::size_t pages = 0;
+  ByteSpan grown_to(std::size_t want_pages, std::uint32_t page_size);
+};
+
+// A batch taken for write-back: its pages (marked flushing) and their bytes, read from the
+// chip, and the file's size when they were taken, at which its backing write is cut.
+struct TakenBatch {
+  bool found = false;  // a dirty page to take was found (its pages may all have been damaged, and dropped)
+  WriteBackBatch pages;
+  ConstByteSpan bytes;
+  std::uint64_t size_bytes = 0;
+};
+
 class EngineCore {
  public:
   static Result<std::unique_ptr<EngineCore>> open(Ftl& ftl, Catalog& catalog, BackingStore& backing,
@@ -263,13 +280,33 @@ class EngineCore {
   // write-back: a write into the cache as dirty pages (file lock held exclusively).
   Result<std::size_t> write_into_cache(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
   // Writes dirty pages of `file_id` back to `target` (cut at `file_size`, read with each batch's
-  // pages), syncs it and marks them clean; at most about `max_pages` (0: all), and no more once
-  // `give_way_to` (if given) has a thread waiting for it. Takes cache_mutex_ only around slot
-  // work.
+  // pages), syncs it and marks them clean; at most about `max_pages` (0: those dirty when it
+  // begins, drain_write_back), and no more once `give_way_to` (if given) has a thread waiting
+  // for it. Takes cache_mutex_ only around slot work.
   // An error leaves the pages not written dirty, except pages that can never go back, which are
   // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                     std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost);
+  // write_back()'s next batch of `file_id`: its lowest dirty pages, at most `max_pages` (and
+  // within kMaxScatteredSlotRuns with `scattered_limit`), only those of `due` if given (taken
+  // out of it), read into `buffer`; not `found` when no such page is dirty.
+  Status take_write_back_batch(std::uint64_t file_id, const std::atomic<std::uint64_t>& file_size,
+                               std::size_t max_pages, bool scattered_limit, absl::flat_hash_set<SlotIndex>* due,
+                               WriteBackBuffer& buffer, TakenBatch& taken, LostPages& lost);
+  // Syncs `target`, then marks clean the pages of `written` that no write made dirty again
+  // meanwhile, and takes the flushing mark off `left` (pages of a batch that stayed unwritten);
+  // returns with the cache lock held in `cache`.
+  Status settle_write_back(BackingFile& target, const WriteBackBatch& written, std::span<const SlotIndex> left_slots,
+                           std::span<const SlotKey> left_keys, std::unique_lock<std::mutex>& cache);
+  // A drain's write-back (write_back with no limit and nobody to give way to): the pages dirty
+  // when it begins, each batch going to the backing file while the next is read from the chip,
+  // the backing file synced once per write_back_drain_sync_bytes written.
+  Status drain_write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
+                          LostPages& lost);
+  // Drops `file_id`'s pages from `from` on, the backing having refused the first with `why`;
+  // counts the dirty ones below `size_bytes` into `lost`. Cache lock held.
+  Status drop_unwritable(std::uint64_t file_id, std::uint64_t from, std::uint64_t size_bytes, const Status& why,
+                         LostPages& lost);
   // write_back()'s reads of `slots` (dirty pages of `file_id`, in page order) into `bytes` (a
   // page each, in that order), one FTL read per run of consecutive slots, the chip I/O outside
   // the cache lock (held on entry and return). The batch gets the pages that still hold their file page afterwards, each

@@ -61,6 +61,8 @@ Status EngineOptions::validate() const {
   if (miss_read_pages < 64 || miss_read_pages > 1024) return Status::invalid_argument("miss_read_pages must be in 64..1024");
   if (commit_interval_ms > 3'600'000) return Status::invalid_argument("commit_interval_ms is at most an hour (3600000)");
   if (write_back_piece_bytes == 0) return Status::invalid_argument("write_back_piece_bytes must be positive");
+  if (write_back_drain_batch_bytes == 0) return Status::invalid_argument("write_back_drain_batch_bytes must be positive");
+  if (write_back_drain_sync_bytes == 0) return Status::invalid_argument("write_back_drain_sync_bytes must be positive");
   if (write_back_delay_ms > 3'600'000) return Status::invalid_argument("write_back_delay_ms is at most an hour (3600000)");
   return Status::ok();
 }
@@ -80,6 +82,8 @@ std::string EngineOptions::to_json() const {
       {"flush_batch_pages", flush_batch_pages},
       {"write_back_stream_bytes", write_back_stream_bytes},
       {"write_back_piece_bytes", write_back_piece_bytes},
+      {"write_back_drain_batch_bytes", write_back_drain_batch_bytes},
+      {"write_back_drain_sync_bytes", write_back_drain_sync_bytes},
       {"write_back_delay_ms", write_back_delay_ms},
       {"store_writes_behind", store_writes_behind},
       {"commit_interval_ms", commit_interval_ms},

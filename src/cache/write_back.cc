@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -14,10 +15,6 @@
 
 namespace flashdir::cache {
 namespace {
-
-// Pages a drain (close, fsync to the backing, the restart's write-back) takes per batch: one
-// backing sync per batch, so large enough that a drain runs at the store's sequential speed.
-constexpr std::uint64_t kDrainBatchBytes = 8ULL << 20;
 
 // Runs of consecutive slots a flusher's batch takes at most. Marking a batch clean rewrites the
 // metadata of every slot in it, while writers go on filling the device: batches of a quarter
@@ -206,97 +203,182 @@ std::size_t EngineCore::pressure_batch_pages() const {
   return std::max<std::size_t>(1, std::min<std::size_t>(options_.flush_batch_pages, slots_->capacity() / 4));
 }
 
+ByteSpan WriteBackBuffer::grown_to(std::size_t want_pages, std::uint32_t page_size) {
+  if (want_pages > pages) {
+    pages = want_pages;
+    bytes = std::make_unique_for_overwrite<std::uint8_t[]>(pages * page_size);
+  }
+  return ByteSpan(bytes.get(), want_pages * page_size);
+}
+
 Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                               std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost) {
-  // A drain (max_pages 0) takes large batches; the flusher's are what it asks for.
-  const std::size_t batch = std::max<std::size_t>(1, max_pages != 0 ? max_pages : kDrainBatchBytes / page_size_);
+  if (max_pages == 0 && give_way_to == nullptr) return drain_write_back(file_id, target, file_size, lost);
+  const std::size_t drain_batch = std::max<std::size_t>(1, options_.write_back_drain_batch_bytes / page_size_);
+  const std::size_t batch = max_pages != 0 ? max_pages : drain_batch;
   BatchWrites how;
   if (give_way_to != nullptr) {
     const std::size_t fewest = std::max<std::size_t>(1, options_.write_back_piece_bytes / page_size_);
-    const std::size_t most = std::max(fewest, kDrainBatchBytes / page_size_);
+    const std::size_t most = std::max(fewest, drain_batch);
     flusher_piece_pages_ = std::clamp(flusher_piece_pages_, fewest, most);
     how = {.give_way_to = give_way_to, .piece_pages = &flusher_piece_pages_, .min_piece_pages = fewest,
            .max_piece_pages = most};
   }
   std::size_t written = 0;
-  // The batches' bytes, grown to the largest; not zeroed: a page's bytes are used only once it
-  // was read into them.
-  std::unique_ptr<std::uint8_t[]> buffer;
-  std::size_t buffer_pages = 0;
+  WriteBackBuffer buffer;
   while (max_pages == 0 || written < max_pages) {
     if (written > 0 && how.give_way_to != nullptr && how.give_way_to->waited_for()) break;
-    WriteBackBatch pages;
-    std::uint64_t size_bytes = 0;  // the file's size when the batch's pages were taken
-    {
-      std::unique_lock cache(cache_mutex_);
-      FLASHDIR_TRY(check_alive());
-      // Read under the cache lock, with the pages: a writer grows the size before it dirties a
-      // page past it (under this lock), so every page taken lies below the size read here. A size
-      // read before would cut a page a concurrent write added at its end out of the backing
-      // write, and the page would be marked clean all the same (the write-back crash oracle
-      // found it once writers stopped taking backing_mutex at every write).
-      size_bytes = file_size.load();
-      // The file's lowest dirty pages first: a batch that extends the backing file then leaves
-      // no dirty page below its end unwritten, so a cut before the next batch cannot leave a
-      // hole (zeros) inside the file where a dirty page was only in the device RAM.
-      std::vector<SlotIndex> slots = slots_->dirty_slots_of(file_id);
-      if (slots.empty()) break;
-      const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
-      const std::size_t take = std::min(batch, slots.size());
-      std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
-      slots.resize(take);
-      if (max_pages != 0) slots.resize(within_scattered_slot_limit(slots));
-      if (slots.size() > buffer_pages) {
-        buffer_pages = slots.size();
-        buffer = std::make_unique_for_overwrite<std::uint8_t[]>(buffer_pages * page_size_);
-      }
-      FLASHDIR_TRY(read_write_back_batch(cache, file_id, slots, size_bytes,
-                                         ByteSpan(buffer.get(), slots.size() * page_size_), pages, lost));
-    }
-    const ConstByteSpan bytes(buffer.get(), buffer_pages * page_size_);
+    TakenBatch taken;
+    FLASHDIR_TRY(take_write_back_batch(file_id, file_size, batch, max_pages != 0, nullptr, buffer, taken, lost));
+    if (!taken.found) break;
+    const WriteBackBatch& pages = taken.pages;
     // Backing I/O without the cache lock; a rewrite meanwhile clears the slot's flushing mark.
     Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
-    auto taken = write_page_runs(target, pages, bytes, size_bytes, page_size_, how, counters_.backing_errors, unwritable);
-    if (!taken.is_ok()) return taken.status();
+    auto wrote = write_page_runs(target, pages, taken.bytes, taken.size_bytes, page_size_, how,
+                                 counters_.backing_errors, unwritable);
+    if (!wrote.is_ok()) return wrote.status();
     // The batch's pages up to `done` are finished below; the file's pages from a refused one on
     // are dropped, and those left for a waiter stay dirty.
-    const std::size_t done = *taken;
-    std::optional<std::uint64_t> unwritable_from;  // the first page the backing refused
-    if (!unwritable.is_ok()) unwritable_from = pages.keys[done].page_no;
-    if (Status s = target.sync(); !s.is_ok()) {
-      ++counters_.backing_errors;
-      return s;
-    }
-    std::lock_guard cache(cache_mutex_);
-    FLASHDIR_TRY(check_alive());
-    std::vector<SlotIndex> clean;
-    for (std::size_t k = 0; k < pages.slots.size(); ++k) {
-      // Dropped or taken by another page while the lock was free: not this batch's any more.
-      if (!slots_->occupied(pages.slots[k]) || slots_->key(pages.slots[k]) != pages.keys[k]) continue;
-      if (k >= done) {
-        slots_->cancel_flush(pages.slots[k]);
-      } else if (slots_->finish_flush(pages.slots[k])) {
-        clean.push_back(pages.slots[k]);
-      }
-    }
-    // The clean copy must be on the chip before its entry says clean: a cut that loses the data
-    // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
-    if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
-    if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
-    counters_.written_back_pages += clean.size();
+    const std::size_t done = *wrote;
+    WriteBackBatch finished;
+    finished.slots.assign(pages.slots.begin(), pages.slots.begin() + static_cast<std::ptrdiff_t>(done));
+    finished.keys.assign(pages.keys.begin(), pages.keys.begin() + static_cast<std::ptrdiff_t>(done));
+    std::unique_lock<std::mutex> cache;
+    FLASHDIR_TRY(settle_write_back(target, finished, std::span(pages.slots).subspan(done),
+                                   std::span(pages.keys).subspan(done), cache));
     written += done;
-    if (unwritable_from) {
-      // Lost: the dirty pages from there on below the file's end (those past it hold no bytes of it).
-      std::uint64_t dropped = 0;
-      for (SlotIndex slot : slots_->slots_of(file_id, *unwritable_from))
-        if (slots_->dirty(slot) && slots_->key(slot).page_no * page_size_ < size_bytes) ++dropped;
-      lost.add(unwritable, dropped);
-      FLASHDIR_TRY(drop_file_pages(file_id, *unwritable_from));
-    }
-    slot_cleaned_.notify_all();
+    if (!unwritable.is_ok())
+      FLASHDIR_TRY(drop_unwritable(file_id, pages.keys[done].page_no, taken.size_bytes, unwritable, lost));
     if (done < pages.keys.size()) break;  // a page refused, or a waiter given way to
   }
   return Status::ok();
+}
+
+Status EngineCore::drain_write_back(std::uint64_t file_id, BackingFile& target,
+                                    const std::atomic<std::uint64_t>& file_size, LostPages& lost) {
+  const std::size_t batch = std::max<std::size_t>(1, options_.write_back_drain_batch_bytes / page_size_);
+  const std::size_t sync_pages = std::max<std::size_t>(1, options_.write_back_drain_sync_bytes / page_size_);
+  // What the drain owes the backing file: the pages dirty when it began, each taken once. A page
+  // written again after it was taken, or first dirtied since, is a later writer's to write back:
+  // chasing those, a close never returned while another open kept writing the file.
+  absl::flat_hash_set<SlotIndex> due;
+  {
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    for (SlotIndex slot : slots_->dirty_slots_of(file_id)) due.insert(slot);
+  }
+  WriteBackBuffer buffers[2];
+  std::size_t current_buffer = 0;
+  WriteBackBatch unsynced;  // written to the backing file since its last sync
+  TakenBatch current;
+  FLASHDIR_TRY(take_write_back_batch(file_id, file_size, batch, false, &due, buffers[current_buffer], current, lost));
+  while (current.found) {
+    Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
+    // This batch goes to the backing file from a thread of its own (or in this one at get(),
+    // where no thread can be made) while the next is read from the chip into the other buffer.
+    auto writing = std::async(std::launch::async | std::launch::deferred, [&] {
+      return write_page_runs(target, current.pages, current.bytes, current.size_bytes, page_size_, {},
+                             counters_.backing_errors, unwritable);
+    });
+    TakenBatch next;
+    const Status took =
+        take_write_back_batch(file_id, file_size, batch, false, &due, buffers[1 - current_buffer], next, lost);
+    auto wrote = writing.get();
+    FLASHDIR_TRY(took);
+    if (!wrote.is_ok()) return wrote.status();
+    const std::size_t done = *wrote;
+    const WriteBackBatch& pages = current.pages;
+    const auto written_end = static_cast<std::ptrdiff_t>(done);
+    unsynced.slots.insert(unsynced.slots.end(), pages.slots.begin(), pages.slots.begin() + written_end);
+    unsynced.keys.insert(unsynced.keys.end(), pages.keys.begin(), pages.keys.begin() + written_end);
+    if (!unwritable.is_ok()) {
+      // Nothing from the refused page on goes back: neither the rest of this batch nor the next.
+      std::vector<SlotIndex> left_slots(pages.slots.begin() + written_end, pages.slots.end());
+      std::vector<SlotKey> left_keys(pages.keys.begin() + written_end, pages.keys.end());
+      left_slots.insert(left_slots.end(), next.pages.slots.begin(), next.pages.slots.end());
+      left_keys.insert(left_keys.end(), next.pages.keys.begin(), next.pages.keys.end());
+      std::unique_lock<std::mutex> cache;
+      FLASHDIR_TRY(settle_write_back(target, unsynced, left_slots, left_keys, cache));
+      return drop_unwritable(file_id, pages.keys[done].page_no, current.size_bytes, unwritable, lost);
+    }
+    if (unsynced.slots.size() >= sync_pages || !next.found) {
+      std::unique_lock<std::mutex> cache;
+      FLASHDIR_TRY(settle_write_back(target, unsynced, {}, {}, cache));
+      unsynced = {};
+    }
+    current = std::move(next);
+    current_buffer = 1 - current_buffer;
+  }
+  return Status::ok();
+}
+
+Status EngineCore::take_write_back_batch(std::uint64_t file_id, const std::atomic<std::uint64_t>& file_size,
+                                         std::size_t max_pages, bool scattered_limit,
+                                         absl::flat_hash_set<SlotIndex>* due, WriteBackBuffer& buffer,
+                                         TakenBatch& taken, LostPages& lost) {
+  std::unique_lock cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  // Read under the cache lock, with the pages: a writer grows the size before it dirties a page
+  // past it (under this lock), so every page taken lies below the size read here. A size read
+  // before would cut a page a concurrent write added at its end out of the backing write, and
+  // the page would be marked clean all the same (the write-back crash oracle found it once
+  // writers stopped taking backing_mutex at every write).
+  taken.size_bytes = file_size.load();
+  // The file's lowest dirty pages first: a batch that extends the backing file then leaves no
+  // dirty page below its end unwritten, so a cut before the next batch cannot leave a hole
+  // (zeros) inside the file where a dirty page was only in the device RAM.
+  std::vector<SlotIndex> slots = slots_->dirty_slots_of(file_id);
+  if (due != nullptr) std::erase_if(slots, [&](SlotIndex slot) { return !due->contains(slot); });
+  if (slots.empty()) return Status::ok();
+  taken.found = true;
+  const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
+  const std::size_t take = std::min(max_pages, slots.size());
+  std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
+  slots.resize(take);
+  if (scattered_limit) slots.resize(within_scattered_slot_limit(slots));
+  if (due != nullptr)
+    for (SlotIndex slot : slots) due->erase(slot);
+  const ByteSpan bytes = buffer.grown_to(slots.size(), page_size_);
+  taken.bytes = bytes;
+  return read_write_back_batch(cache, file_id, slots, taken.size_bytes, bytes, taken.pages, lost);
+}
+
+Status EngineCore::settle_write_back(BackingFile& target, const WriteBackBatch& written,
+                                     std::span<const SlotIndex> left_slots, std::span<const SlotKey> left_keys,
+                                     std::unique_lock<std::mutex>& cache) {
+  if (Status s = target.sync(); !s.is_ok()) {
+    ++counters_.backing_errors;
+    return s;
+  }
+  cache = std::unique_lock(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  // Dropped or taken by another page while the lock was free: not this write-back's any more.
+  const auto still_holds = [&](SlotIndex slot, const SlotKey& key) {
+    return slots_->occupied(slot) && slots_->key(slot) == key;
+  };
+  std::vector<SlotIndex> clean;
+  for (std::size_t k = 0; k < written.slots.size(); ++k)
+    if (still_holds(written.slots[k], written.keys[k]) && slots_->finish_flush(written.slots[k]))
+      clean.push_back(written.slots[k]);
+  for (std::size_t k = 0; k < left_slots.size(); ++k)
+    if (still_holds(left_slots[k], left_keys[k])) slots_->cancel_flush(left_slots[k]);
+  // The clean copy must be on the chip before its entry says clean: a cut that loses the data
+  // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
+  if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
+  if (Status s = store_->mark_clean(clean); !s.is_ok()) return fail(s);
+  counters_.written_back_pages += clean.size();
+  slot_cleaned_.notify_all();
+  return Status::ok();
+}
+
+Status EngineCore::drop_unwritable(std::uint64_t file_id, std::uint64_t from, std::uint64_t size_bytes,
+                                   const Status& why, LostPages& lost) {
+  // Lost: the dirty pages from there on below the file's end (those past it hold no bytes of it).
+  std::uint64_t dropped = 0;
+  for (SlotIndex slot : slots_->slots_of(file_id, from))
+    if (slots_->dirty(slot) && slots_->key(slot).page_no * page_size_ < size_bytes) ++dropped;
+  lost.add(why, dropped);
+  return drop_file_pages(file_id, from);
 }
 
 Status EngineCore::read_write_back_batch(std::unique_lock<std::mutex>& cache, std::uint64_t file_id,

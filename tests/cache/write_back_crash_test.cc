@@ -82,6 +82,10 @@ EngineOptions crash_options(std::uint64_t run) {
   // close, beside the releases, fsyncs and truncates.
   options.write_back_stream_bytes = 2 * 512;
   options.write_back_delay_ms = (run / 3) % 2 == 0 ? 0 : 20;
+  // Drains of 3 pages a batch, each read while the last goes back, synced every 7 pages in half
+  // the runs and after every batch in the others.
+  options.write_back_drain_batch_bytes = 3 * 512;
+  options.write_back_drain_sync_bytes = ((run / 6) % 2 == 0 ? 7 : 1) * 512;
   options.dirty_high_watermark_percent = 20;
   options.dirty_low_watermark_percent = 10;
   return options;

@@ -296,6 +296,53 @@ TEST_CASE("write-back: a drain writes each run of consecutive dirty pages with o
   REQUIRE(rig.engine().release(*file).is_ok());
 }
 
+TEST_CASE("write-back: a drain syncs once per write_back_drain_sync_bytes, while a writer rewrites pages on their way") {
+  // Batches of 4 pages, a sync per 16: 64 dirty pages go back in 16 writes and 4 syncs. Each
+  // batch is read from the chip while the one before goes to the backing file (5 ms a write);
+  // a second thread rewrites pages meanwhile, and every rewrite reaches the backing file too.
+  EngineOptions options = write_back_options();
+  options.write_back_drain_batch_bytes = 4 * EngineRig(options).page_size();
+  options.write_back_drain_sync_bytes = 16 * EngineRig(options).page_size();
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", {});
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> model = pattern(1, 64ULL * P);
+  REQUIRE(rig.engine().write(*file, 0, model).is_ok());
+  const std::uint64_t writes = rig.backing_faults().writes, syncs = rig.backing_faults().syncs;
+  REQUIRE(rig.engine().write_back(*file).is_ok());
+  CHECK(rig.backing_faults().writes - writes == 16);
+  CHECK(rig.backing_faults().syncs - syncs == 4);
+  CHECK(rig.get("f") == model);
+  CHECK(rig.engine().stats().dirty_pages == 0);
+
+  REQUIRE(rig.engine().write(*file, 0, pattern(2, 64ULL * P)).is_ok());
+  apply(model, 0, pattern(2, 64ULL * P));
+  rig.backing_faults().write_latency_us = 5'000;
+  auto rewriter = rig.engine().open_file("f");
+  REQUIRE(rewriter.is_ok());
+  std::atomic<bool> draining{true};
+  std::thread rewrites([&] {
+    for (std::uint64_t round = 0; draining; ++round) {
+      const std::uint64_t page = (round * 7) % 64;
+      const auto bytes = pattern(100 + round, P, page * P);
+      if (!rig.engine().write(*rewriter, page * P, bytes).is_ok()) break;
+      apply(model, page * P, bytes);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  const flashdir::Status drained = rig.engine().write_back(*file);
+  draining = false;
+  rewrites.join();
+  REQUIRE(drained.is_ok());
+  rig.backing_faults().write_latency_us = 0;
+  REQUIRE(rig.engine().release(*rewriter).is_ok());
+  REQUIRE(rig.engine().release(*file).is_ok());
+  CHECK(rig.get("f") == model);
+  CHECK(rig.engine().stats().dirty_pages == 0);
+}
+
 TEST_CASE("write-back: a sequential stream goes back behind its writer before its close; random writes stay") {
   EngineRig rig(streaming_in(8));
   const std::uint32_t P = rig.page_size();
