@@ -164,8 +164,9 @@ def main():
                 try:
                     for workload in WORKLOADS:
                         before = slow.counts()["total_calls"]
-                        wall, figure, written, settled, cpus_busy = run_workload(slow_mnt if fast is None else fast_mnt, workload,
-                                                                      args.seconds, settle=target in FLASHDIR_TARGETS)
+                        wall, figure, written, settled, cpus_busy = run_workload(
+                            slow_mnt if fast is None else fast_mnt, workload, args.seconds,
+                            settle=target in FLASHDIR_TARGETS)
                         calls = slow.counts()["total_calls"] - before
                         samples.append((rnd, workload, target, figure, calls, figure * wall / settled, cpus_busy))
                         print(f"writes.py: round {rnd}: {workload} on {target}: {figure:,.1f} "

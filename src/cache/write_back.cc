@@ -8,7 +8,6 @@
 #include <cstring>
 #include <future>
 #include <memory>
-#include <optional>
 #include <utility>
 
 #include "cache/engine_core.h"
