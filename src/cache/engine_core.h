@@ -29,6 +29,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "cache/file_state.h"
 #include "cache/meta/metadata_store.h"
+#include "cache/owed_pages.h"
 #include "cache/slot_table.h"
 #include "flashdir/cache/engine.h"
 #include "flashdir/cache/lost_found.h"
@@ -287,12 +288,12 @@ class EngineCore {
   // dropped and added to `lost`.
   Status write_back(std::uint64_t file_id, BackingFile& target, const std::atomic<std::uint64_t>& file_size,
                     std::size_t max_pages, const GivingWayMutex* give_way_to, LostPages& lost);
-  // write_back()'s next batch of `file_id`: its lowest dirty pages, at most `max_pages` (and
-  // within kMaxScatteredSlotRuns with `scattered_limit`), only those of `due` if given (taken
-  // out of it), read into `buffer`; not `found` when no such page is dirty.
+  // write_back()'s next batch of `file_id`, at most `max_pages`, read into `buffer`: the next
+  // pages of `owed` if given, else the file's lowest dirty pages (within kMaxScatteredSlotRuns
+  // with `scattered_limit`); not `found` when no such page is dirty.
   Status take_write_back_batch(std::uint64_t file_id, const std::atomic<std::uint64_t>& file_size,
-                               std::size_t max_pages, bool scattered_limit, absl::flat_hash_set<SlotIndex>* due,
-                               WriteBackBuffer& buffer, TakenBatch& taken, LostPages& lost);
+                               std::size_t max_pages, bool scattered_limit, OwedPages* owed, WriteBackBuffer& buffer,
+                               TakenBatch& taken, LostPages& lost);
   // Syncs `target`, then marks clean the pages of `written` that no write made dirty again
   // meanwhile, and takes the flushing mark off `left` (pages of a batch that stayed unwritten);
   // returns with the cache lock held in `cache`.

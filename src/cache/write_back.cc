@@ -257,20 +257,17 @@ Status EngineCore::drain_write_back(std::uint64_t file_id, BackingFile& target,
                                     const std::atomic<std::uint64_t>& file_size, LostPages& lost) {
   const std::size_t batch = std::max<std::size_t>(1, options_.write_back_drain_batch_bytes / page_size_);
   const std::size_t sync_pages = std::max<std::size_t>(1, options_.write_back_drain_sync_bytes / page_size_);
-  // What the drain owes the backing file: the pages dirty when it began, each taken once. A page
-  // written again after it was taken, or first dirtied since, is a later writer's to write back:
-  // chasing those, a close never returned while another open kept writing the file.
-  absl::flat_hash_set<SlotIndex> due;
+  OwedPages owed;
   {
     std::lock_guard cache(cache_mutex_);
     FLASHDIR_TRY(check_alive());
-    for (SlotIndex slot : slots_->dirty_slots_of(file_id)) due.insert(slot);
+    owed = OwedPages(*slots_, file_id);
   }
   WriteBackBuffer buffers[2];
   std::size_t current_buffer = 0;
   WriteBackBatch unsynced;  // written to the backing file since its last sync
   TakenBatch current;
-  FLASHDIR_TRY(take_write_back_batch(file_id, file_size, batch, false, &due, buffers[current_buffer], current, lost));
+  FLASHDIR_TRY(take_write_back_batch(file_id, file_size, batch, false, &owed, buffers[current_buffer], current, lost));
   while (current.found) {
     Status unwritable;  // why the backing refused a page (EFBIG: past its largest file)
     // This batch goes to the backing file from a thread of its own (or in this one at get(),
@@ -281,7 +278,7 @@ Status EngineCore::drain_write_back(std::uint64_t file_id, BackingFile& target,
     });
     TakenBatch next;
     const Status took =
-        take_write_back_batch(file_id, file_size, batch, false, &due, buffers[1 - current_buffer], next, lost);
+        take_write_back_batch(file_id, file_size, batch, false, &owed, buffers[1 - current_buffer], next, lost);
     auto wrote = writing.get();
     FLASHDIR_TRY(took);
     if (!wrote.is_ok()) return wrote.status();
@@ -312,9 +309,8 @@ Status EngineCore::drain_write_back(std::uint64_t file_id, BackingFile& target,
 }
 
 Status EngineCore::take_write_back_batch(std::uint64_t file_id, const std::atomic<std::uint64_t>& file_size,
-                                         std::size_t max_pages, bool scattered_limit,
-                                         absl::flat_hash_set<SlotIndex>* due, WriteBackBuffer& buffer,
-                                         TakenBatch& taken, LostPages& lost) {
+                                         std::size_t max_pages, bool scattered_limit, OwedPages* owed,
+                                         WriteBackBuffer& buffer, TakenBatch& taken, LostPages& lost) {
   std::unique_lock cache(cache_mutex_);
   FLASHDIR_TRY(check_alive());
   // Read under the cache lock, with the pages: a writer grows the size before it dirties a page
@@ -326,17 +322,19 @@ Status EngineCore::take_write_back_batch(std::uint64_t file_id, const std::atomi
   // The file's lowest dirty pages first: a batch that extends the backing file then leaves no
   // dirty page below its end unwritten, so a cut before the next batch cannot leave a hole
   // (zeros) inside the file where a dirty page was only in the device RAM.
-  std::vector<SlotIndex> slots = slots_->dirty_slots_of(file_id);
-  if (due != nullptr) std::erase_if(slots, [&](SlotIndex slot) { return !due->contains(slot); });
+  std::vector<SlotIndex> slots;
+  if (owed != nullptr) {
+    slots = owed->take(*slots_, file_id, max_pages);
+  } else {
+    slots = slots_->dirty_slots_of(file_id);
+    const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
+    const std::size_t take = std::min(max_pages, slots.size());
+    std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
+    slots.resize(take);
+    if (scattered_limit) slots.resize(within_scattered_slot_limit(slots));
+  }
   if (slots.empty()) return Status::ok();
   taken.found = true;
-  const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
-  const std::size_t take = std::min(max_pages, slots.size());
-  std::partial_sort(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(take), slots.end(), by_page);
-  slots.resize(take);
-  if (scattered_limit) slots.resize(within_scattered_slot_limit(slots));
-  if (due != nullptr)
-    for (SlotIndex slot : slots) due->erase(slot);
   const ByteSpan bytes = buffer.grown_to(slots.size(), page_size_);
   taken.bytes = bytes;
   return read_write_back_batch(cache, file_id, slots, taken.size_bytes, bytes, taken.pages, lost);
