@@ -219,6 +219,14 @@ cache::EngineOptions write_back_options(cache::MetadataScheme scheme) {
   return options;
 }
 
+cache::EngineOptions streaming_in(std::uint64_t stream_pages, std::optional<std::uint64_t> piece_pages) {
+  cache::EngineOptions options = write_back_options();
+  const std::uint32_t page_size = EngineRig(options).page_size();
+  options.write_back_stream_bytes = stream_pages * page_size;
+  if (piece_pages) options.write_back_piece_bytes = *piece_pages * page_size;
+  return options;
+}
+
 std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset) {
   std::vector<std::uint8_t> bytes(count);
   for (std::size_t i = 0; i < count; ++i) {

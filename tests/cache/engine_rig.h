@@ -128,6 +128,9 @@ class EngineRig {
 
 // Engine options for write-back with `scheme`.
 cache::EngineOptions write_back_options(cache::MetadataScheme scheme = cache::MetadataScheme::lufuw);
+// Write-back whose sequential streams go back `stream_pages` pages at a time, and whose
+// flusher writes pieces of at least `piece_pages` pages (unset: the default).
+cache::EngineOptions streaming_in(std::uint64_t stream_pages, std::optional<std::uint64_t> piece_pages = std::nullopt);
 
 // `count` bytes of a pattern that names `tag` and each byte's offset: no two tags agree.
 std::vector<std::uint8_t> pattern(std::uint64_t tag, std::size_t count, std::uint64_t first_offset = 0);
