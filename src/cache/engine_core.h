@@ -51,12 +51,27 @@ struct LostPages {
   }
 };
 
+// Pages of a write-back batch: the slot each was read from, and its key then.
+struct BatchPages {
+  std::span<const SlotIndex> slots;
+  std::span<const SlotKey> keys;
+};
+
 // The file pages of one write-back batch, in page order: the slot each was read from, its key
 // then, and where its bytes are in the batch's buffer.
 struct WriteBackBatch {
   std::vector<SlotIndex> slots;
   std::vector<SlotKey> keys;
   std::vector<std::size_t> buffer_page;  // the page's index in the batch's byte buffer
+
+  BatchPages all() const { return {slots, keys}; }
+  BatchPages first(std::size_t count) const { return {std::span(slots).first(count), std::span(keys).first(count)}; }
+  BatchPages after(std::size_t count) const { return {std::span(slots).subspan(count), std::span(keys).subspan(count)}; }
+  // Appends `pages` (slots and keys).
+  void add(BatchPages pages) {
+    slots.insert(slots.end(), pages.slots.begin(), pages.slots.end());
+    keys.insert(keys.end(), pages.keys.begin(), pages.keys.end());
+  }
 };
 
 // A write-back batch's bytes: grown to the largest batch, never zeroed (a page's bytes are used
@@ -297,8 +312,7 @@ class EngineCore {
   // Syncs `target`, then marks clean the pages of `written` that no write made dirty again
   // meanwhile, and takes the flushing mark off `left` (pages of a batch that stayed unwritten);
   // returns with the cache lock held in `cache`.
-  Status settle_write_back(BackingFile& target, const WriteBackBatch& written, std::span<const SlotIndex> left_slots,
-                           std::span<const SlotKey> left_keys, std::unique_lock<std::mutex>& cache);
+  Status settle_write_back(BackingFile& target, BatchPages written, BatchPages left, std::unique_lock<std::mutex>& cache);
   // A drain's write-back (write_back with no limit and nobody to give way to): the pages dirty
   // when it begins, each batch going to the backing file while the next is read from the chip,
   // the backing file synced once per write_back_drain_sync_bytes written.

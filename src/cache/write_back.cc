@@ -239,12 +239,8 @@ Status EngineCore::write_back(std::uint64_t file_id, BackingFile& target, const 
     // The batch's pages up to `done` are finished below; the file's pages from a refused one on
     // are dropped, and those left for a waiter stay dirty.
     const std::size_t done = *wrote;
-    WriteBackBatch finished;
-    finished.slots.assign(pages.slots.begin(), pages.slots.begin() + static_cast<std::ptrdiff_t>(done));
-    finished.keys.assign(pages.keys.begin(), pages.keys.begin() + static_cast<std::ptrdiff_t>(done));
     std::unique_lock<std::mutex> cache;
-    FLASHDIR_TRY(settle_write_back(target, finished, std::span(pages.slots).subspan(done),
-                                   std::span(pages.keys).subspan(done), cache));
+    FLASHDIR_TRY(settle_write_back(target, pages.first(done), pages.after(done), cache));
     written += done;
     if (!unwritable.is_ok())
       FLASHDIR_TRY(drop_unwritable(file_id, pages.keys[done].page_no, taken.size_bytes, unwritable, lost));
@@ -284,22 +280,19 @@ Status EngineCore::drain_write_back(std::uint64_t file_id, BackingFile& target,
     if (!wrote.is_ok()) return wrote.status();
     const std::size_t done = *wrote;
     const WriteBackBatch& pages = current.pages;
-    const auto written_end = static_cast<std::ptrdiff_t>(done);
-    unsynced.slots.insert(unsynced.slots.end(), pages.slots.begin(), pages.slots.begin() + written_end);
-    unsynced.keys.insert(unsynced.keys.end(), pages.keys.begin(), pages.keys.begin() + written_end);
+    unsynced.add(pages.first(done));
     if (!unwritable.is_ok()) {
       // Nothing from the refused page on goes back: neither the rest of this batch nor the next.
-      std::vector<SlotIndex> left_slots(pages.slots.begin() + written_end, pages.slots.end());
-      std::vector<SlotKey> left_keys(pages.keys.begin() + written_end, pages.keys.end());
-      left_slots.insert(left_slots.end(), next.pages.slots.begin(), next.pages.slots.end());
-      left_keys.insert(left_keys.end(), next.pages.keys.begin(), next.pages.keys.end());
+      WriteBackBatch left;
+      left.add(pages.after(done));
+      left.add(next.pages.all());
       std::unique_lock<std::mutex> cache;
-      FLASHDIR_TRY(settle_write_back(target, unsynced, left_slots, left_keys, cache));
+      FLASHDIR_TRY(settle_write_back(target, unsynced.all(), left.all(), cache));
       return drop_unwritable(file_id, pages.keys[done].page_no, current.size_bytes, unwritable, lost);
     }
     if (unsynced.slots.size() >= sync_pages || !next.found) {
       std::unique_lock<std::mutex> cache;
-      FLASHDIR_TRY(settle_write_back(target, unsynced, {}, {}, cache));
+      FLASHDIR_TRY(settle_write_back(target, unsynced.all(), {}, cache));
       unsynced = {};
     }
     current = std::move(next);
@@ -340,8 +333,7 @@ Status EngineCore::take_write_back_batch(std::uint64_t file_id, const std::atomi
   return read_write_back_batch(cache, file_id, slots, taken.size_bytes, bytes, taken.pages, lost);
 }
 
-Status EngineCore::settle_write_back(BackingFile& target, const WriteBackBatch& written,
-                                     std::span<const SlotIndex> left_slots, std::span<const SlotKey> left_keys,
+Status EngineCore::settle_write_back(BackingFile& target, BatchPages written, BatchPages left,
                                      std::unique_lock<std::mutex>& cache) {
   if (Status s = target.sync(); !s.is_ok()) {
     ++counters_.backing_errors;
@@ -357,8 +349,8 @@ Status EngineCore::settle_write_back(BackingFile& target, const WriteBackBatch& 
   for (std::size_t k = 0; k < written.slots.size(); ++k)
     if (still_holds(written.slots[k], written.keys[k]) && slots_->finish_flush(written.slots[k]))
       clean.push_back(written.slots[k]);
-  for (std::size_t k = 0; k < left_slots.size(); ++k)
-    if (still_holds(left_slots[k], left_keys[k])) slots_->cancel_flush(left_slots[k]);
+  for (std::size_t k = 0; k < left.slots.size(); ++k)
+    if (still_holds(left.slots[k], left.keys[k])) slots_->cancel_flush(left.slots[k]);
   // The clean copy must be on the chip before its entry says clean: a cut that loses the data
   // still in the device RAM would otherwise leave the previous bytes of the slot, unflagged.
   if (Status s = store_->sync_slots(clean); !s.is_ok()) return fail(s);
