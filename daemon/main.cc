@@ -43,6 +43,9 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          that bound, and directory listings counted by their names, kept in the
                          cache directory across restarts (default 200000, about 250 bytes each;
                          0: none; none under strict)
+  backing_reads=HOW      buffered (default) | direct: a miss longer than 128 KiB reads the backing
+                         with O_DIRECT, one large request with no attribute check before it; faster
+                         where the store revalidates attributes at every read (NFS's noac)
   nand_latency=MODE      account (default: simulated time only) | emulate (sleep for it)
   threads=N              most FUSE worker threads (default: libfuse's, 10)
   clone_fd               one /dev/fuse descriptor per worker thread

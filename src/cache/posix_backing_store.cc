@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cerrno>
@@ -84,8 +85,16 @@ class PosixBackingFile final : public BackingFile {
       : fd_(std::move(fd)), path_(std::move(path)), reads_(reads) {}
 
   Result<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+    if (reads_.direct_above_bytes != 0 && out.size() > reads_.direct_above_bytes &&
+        !reads_.direct_refused->load(std::memory_order_relaxed)) {
+      if (const int direct = direct_descriptor(); direct >= 0) {
+        auto got = read_whole(direct, offset, out);
+        if (got.is_ok() || got.status().sys_errno() != EINVAL) return got;
+        refuse_direct(got.status());
+      }
+    }
     const std::size_t piece = reads_.parallel_piece_bytes;
-    if (piece == 0 || out.size() <= piece) return read_whole(offset, out);
+    if (piece == 0 || out.size() <= piece) return read_whole(fd_.get(), offset, out);
     // Pieces after the first from threads of their own (or in this thread at get(), where no
     // thread can be made: libstdc++'s fallback), the first from this one; every piece is
     // waited for before the count is made, since they write into `out`.
@@ -93,10 +102,10 @@ class PosixBackingFile final : public BackingFile {
     for (std::size_t at = piece; at < out.size(); at += piece) {
       const ByteSpan part = out.subspan(at, std::min(piece, out.size() - at));
       rest.push_back(std::async(std::launch::async | std::launch::deferred,
-                                [this, offset, at, part] { return read_whole(offset + at, part); }));
+                                [this, offset, at, part] { return read_whole(fd_.get(), offset + at, part); }));
     }
     std::vector<Result<std::size_t>> got;
-    got.push_back(read_whole(offset, out.first(piece)));
+    got.push_back(read_whole(fd_.get(), offset, out.first(piece)));
     for (auto& pending : rest) got.push_back(pending.get());
     // As one read would count: up to the first piece the end of the file cut short.
     std::size_t done = 0;
@@ -146,11 +155,11 @@ class PosixBackingFile final : public BackingFile {
   }
 
  private:
-  // Up to out.size() bytes at `offset`, pread after pread; fewer only at end of file.
-  Result<std::size_t> read_whole(std::uint64_t offset, ByteSpan out) const {
+  // Up to out.size() bytes at `offset` through `fd`, pread after pread; fewer only at end of file.
+  Result<std::size_t> read_whole(int fd, std::uint64_t offset, ByteSpan out) const {
     std::size_t done = 0;
     while (done < out.size()) {
-      const ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return errno_status(errno, "reading", path_);
       if (n == 0) break;
@@ -159,9 +168,30 @@ class PosixBackingFile final : public BackingFile {
     return done;
   }
 
+  // The file's descriptor for direct reads (BackingReads), opened at the first call through
+  // the process's view of `fd_`, read-only; -1 where it could not be opened.
+  int direct_descriptor() {
+    std::call_once(direct_opened_, [this] {
+      const std::string path = fmt::format("/proc/self/fd/{}", fd_.get());
+      const int flags = O_RDONLY | O_DIRECT | O_CLOEXEC;
+      direct_fd_ = UniqueFd(::open(path.c_str(), flags | O_NOATIME));
+      if (!direct_fd_.valid() && errno == EPERM) direct_fd_ = UniqueFd(::open(path.c_str(), flags));
+      if (!direct_fd_.valid() && errno == EINVAL) refuse_direct(errno_status(EINVAL, "opening for direct reads", path_));
+    });
+    return direct_fd_.get();
+  }
+
+  void refuse_direct(const Status& why) {
+    if (!reads_.direct_refused->exchange(true))
+      spdlog::warn("the backing store refuses direct reads ({}): long reads go through its page cache from now on",
+                   why.to_string());
+  }
+
   UniqueFd fd_;
   std::string path_;
   BackingReads reads_;
+  std::once_flag direct_opened_;
+  UniqueFd direct_fd_;
 };
 
 // A PosixBackingFile made at its first use; stat() answers from the reference descriptor until then.

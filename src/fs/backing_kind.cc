@@ -53,8 +53,10 @@ std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_def
 
 bool stores_writes_behind(BackingKind kind) { return kind == BackingKind::remote; }
 
-cache::BackingReads backing_reads(BackingKind kind) {
-  return kind == BackingKind::remote ? cache::BackingReads{.parallel_piece_bytes = 128 * 1024} : cache::BackingReads{};
+cache::BackingReads backing_reads(BackingKind kind, BackingReadsChoice choice) {
+  constexpr std::size_t kPieceBytes = 128 * 1024;
+  return {.direct_above_bytes = choice == BackingReadsChoice::direct ? kPieceBytes : 0,
+          .parallel_piece_bytes = kind == BackingKind::remote ? kPieceBytes : 0};
 }
 
 }  // namespace flashdir::fs

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "flashdir/cache/backing_store.h"
+#include "fs/mount_options.h"
 
 namespace flashdir::fs {
 
@@ -26,12 +27,12 @@ BackingFileSystem backing_file_system(long f_type);
 // (0); on a local file system the engine's default.
 std::uint64_t default_sequential_cutoff_bytes(BackingKind kind, std::uint64_t engine_default);
 
-// How the engine reads its backing files: on a remote store in parallel pieces of 128 KiB, the
-// size of the requests Linux's FUSE client makes of a buffered read (one after another, a round
-// trip each, otherwise), and a miss's read of up to 1 MiB at once, so that its pieces overlap
-// (bench/slowstore/seq_miss_read.sh: 1 MiB reads of a missed file over slowstore at 1 ms a
-// call, 201-234 MiB/s against 84-86 before); on a local one in one read of the engine's default.
-cache::BackingReads backing_reads(BackingKind kind);
+// How the engine reads its backing files: a read longer than 128 KiB through a descriptor opened
+// with O_DIRECT with backing_reads=direct (unless the store refuses it); otherwise, on a remote
+// store, in parallel pieces of 128 KiB, the size of the requests Linux's FUSE client makes of a
+// buffered read (one after another, a round trip each), and a miss's read of up to 1 MiB at
+// once; on a local one in one read of the engine's default (doc/daemon.md "Backing round trips").
+cache::BackingReads backing_reads(BackingKind kind, BackingReadsChoice choice);
 std::uint32_t default_miss_read_pages(BackingKind kind, std::uint32_t engine_default);
 
 // Whether write-through stores a large write in the cache behind it, while the next write goes

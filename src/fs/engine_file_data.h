@@ -17,7 +17,7 @@ namespace flashdir::fs {
 class EngineFileData final : public FileData {
  public:
   // `write_back`: the engine runs in write-back mode (sizes, write-back at close, O_SYNC).
-  // `backing_reads`: how the engine's backing files read (in parallel pieces on a remote store).
+  // `backing_reads`: how the engine's backing files read (fs/backing_kind.h).
   EngineFileData(std::unique_ptr<cache::MountedCache> cache, CacheSupervisor::Options supervision, bool write_back,
                  cache::BackingReads backing_reads);
   ~EngineFileData() override;

@@ -88,13 +88,16 @@ constexpr std::array<std::pair<std::string_view, NandLatencyMode>, 2> kLatencyMo
 constexpr std::array<std::pair<std::string_view, IdentityChoice>, 3> kIdentityChoices = {{
     {"auto", IdentityChoice::automatic}, {"inode", IdentityChoice::inode}, {"path", IdentityChoice::path}}};
 
+constexpr std::array<std::pair<std::string_view, BackingReadsChoice>, 2> kBackingReads = {{
+    {"buffered", BackingReadsChoice::buffered}, {"direct", BackingReadsChoice::direct}}};
+
 constexpr std::array<std::pair<std::string_view, Consistency>, 3> kConsistencies = {{
     {"strict", Consistency::strict}, {"cto", Consistency::close_to_open}, {"readmostly", Consistency::read_mostly}}};
 
-constexpr std::array<std::string_view, 19> kValuedOptions = {
+constexpr std::array<std::string_view, 20> kValuedOptions = {
     "cache",   "size",     "mode",     "ram",      "ram_policy", "meta",    "seq_cutoff_read", "seq_cutoff_write",
     "nand_latency", "threads", "identity", "min_free", "fsname", "subtype", "max_read", "consistency", "actimeo",
-    "writeback_delay", "name_cache"};
+    "writeback_delay", "name_cache", "backing_reads"};
 
 // Seconds as NFS's actimeo= takes them, fractions allowed: 0 to `most`.
 Status assign_seconds(std::string_view option, std::string_view value, double most, std::optional<double>& target) {
@@ -184,6 +187,7 @@ Status apply(MountOptions& options, std::string_view item) {
   if (name == "meta") return assign_choice(item, value, kSchemes, options.metadata_scheme);
   if (name == "nand_latency") return assign_choice(item, value, kLatencyModes, options.nand_latency);
   if (name == "identity") return assign_choice(item, value, kIdentityChoices, options.identity);
+  if (name == "backing_reads") return assign_choice(item, value, kBackingReads, options.backing_reads);
   if (name == "consistency") return assign_choice(item, value, kConsistencies, options.consistency);
   if (name == "actimeo") return assign_seconds(item, value, kMaxCacheSeconds, options.cache_seconds);
   if (name == "writeback_delay")
@@ -227,6 +231,12 @@ const char* nand_latency_mode_name(NandLatencyMode mode) {
 
 const char* identity_choice_name(IdentityChoice choice) {
   for (const auto& [name, e] : kIdentityChoices)
+    if (e == choice) return name.data();
+  return "?";
+}
+
+const char* backing_reads_name(BackingReadsChoice choice) {
+  for (const auto& [name, e] : kBackingReads)
     if (e == choice) return name.data();
   return "?";
 }
@@ -302,6 +312,7 @@ std::string describe(const MountOptions& o) {
   text += fmt::format("  min_free          {}\n", format_size(o.min_free_bytes));
   text += fmt::format("  nand_latency      {}\n", nand_latency_mode_name(o.nand_latency));
   text += fmt::format("  identity          {}\n", identity_choice_name(o.identity));
+  text += fmt::format("  backing_reads     {}\n", backing_reads_name(o.backing_reads));
   const double least = kernel_cache_seconds(o), most = kernel_cache_seconds(o, 10 * kMaxCacheSeconds);
   text += least == most ? fmt::format("  consistency       {} (kernel caches {:g} s)\n", consistency_name(o.consistency), least)
                         : fmt::format("  consistency       {} (kernel caches {:g} to {:g} s by age)\n",

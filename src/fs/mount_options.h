@@ -21,6 +21,12 @@ enum class MetadataSchemeChoice { lufuw, write_update, update_write_update };
 // account: the chip's latency only advances its simulated clock; emulate: the daemon also
 // sleeps for it, so a mount feels like the simulated device.
 enum class NandLatencyMode { account, emulate };
+// How the cache reads its backing files past a miss of 128 KiB (cache::BackingReads): buffered,
+// through the store's page cache and its read-ahead; or direct (O_DIRECT), as one request of
+// the store's largest size with no attribute check before it, which pays where the store's
+// client revalidates attributes at every read (NFS's noac, a FUSE store with no attribute
+// timeout) and loses its read-ahead elsewhere (doc/daemon.md "Backing round trips").
+enum class BackingReadsChoice { buffered, direct };
 // How the cache tells files apart (doc/daemon.md "File identity"): auto lets the backing decide
 // (by path where its inode numbers are not stable: FUSE backings such as sshfs).
 enum class IdentityChoice { automatic, inode, path };
@@ -35,6 +41,7 @@ const char* write_mode_name(WriteMode mode);
 const char* metadata_scheme_name(MetadataSchemeChoice scheme);
 const char* nand_latency_mode_name(NandLatencyMode mode);
 const char* identity_choice_name(IdentityChoice choice);
+const char* backing_reads_name(BackingReadsChoice choice);
 const char* consistency_name(Consistency consistency);
 
 // The size of a cache created on first use when no `cache=` names an existing one.
@@ -74,6 +81,7 @@ struct MountOptions {
   std::uint64_t min_free_bytes = kDefaultMinFreeBytes;     // min_free=SIZE
   NandLatencyMode nand_latency = NandLatencyMode::account;  // nand_latency=
   IdentityChoice identity = IdentityChoice::automatic;      // identity=
+  BackingReadsChoice backing_reads = BackingReadsChoice::buffered;  // backing_reads=
   Consistency consistency = Consistency::close_to_open;     // consistency=
   std::optional<double> cache_seconds;  // actimeo=SECONDS: the kernel's entry, attribute and negative timeouts
   std::size_t name_cache_entries = kDefaultNameCacheEntries;  // name_cache=N: the metadata cache's names (0: none)

@@ -7,7 +7,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
 
 #include "engine_rig.h"
 
@@ -193,6 +200,78 @@ TEST_CASE("round trips: a backing file read in parallel pieces returns what one 
   auto n = unreadable->read(0, out);
   REQUIRE_FALSE(n.is_ok());
   CHECK(n.status().sys_errno() == EBADF);
+}
+
+namespace {
+
+// Descriptors of this process open on `path` with O_DIRECT (from /proc/self/fdinfo).
+int direct_descriptors_on(const std::string& path) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    if (std::filesystem::read_symlink(entry.path(), error) != std::filesystem::path(path) || error) continue;
+    std::ifstream info("/proc/self/fdinfo/" + entry.path().filename().string());
+    for (std::string line; std::getline(info, line);)
+      if (line.rfind("flags:", 0) == 0 && (std::stoul(line.substr(6), nullptr, 8) & O_DIRECT) != 0) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("round trips: a backing file's long reads go through a direct descriptor and return what one read returns") {
+  EngineRig rig;
+  const auto bytes = pattern(5, 1'000'003);
+  rig.put("f", bytes);
+  const std::string path = std::filesystem::canonical(rig.backing_path("f")).string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const flashdir::cache::BackingReads reads{.direct_above_bytes = 8192, .parallel_piece_bytes = 4096};
+  auto file = flashdir::cache::adopt_posix_backing_file(fd, "f", reads);
+  // Aligned as a local file system's O_DIRECT wants it (the network and FUSE clients do not).
+  constexpr std::size_t kMost = 64 * 4096;
+  std::unique_ptr<std::uint8_t, decltype(&std::free)> buffer(static_cast<std::uint8_t*>(std::aligned_alloc(4096, kMost)),
+                                                             &std::free);
+  // A short read (buffered, no descriptor yet), long ones, one cut short by the end of the file.
+  for (const auto& [offset, length] : std::vector<std::pair<std::uint64_t, std::size_t>>{
+           {0, 4096}, {0, 5 * 4096}, {40 * 4096, 64 * 4096}, {240 * 4096, 8 * 4096}, {2'000'000 - 8192, 4 * 4096}}) {
+    INFO("offset " << offset << " length " << length);
+    if (length == 4096) CHECK(direct_descriptors_on(path) == 0);
+    const flashdir::ByteSpan out(buffer.get(), length);
+    std::fill(out.begin(), out.end(), std::uint8_t{0xEE});
+    auto n = file->read(offset, out);
+    REQUIRE(n.is_ok());
+    const std::size_t expected = offset >= bytes.size() ? 0 : std::min<std::size_t>(length, bytes.size() - offset);
+    CHECK(*n == expected);
+    CHECK(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(expected),
+                     bytes.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, bytes.size()))));
+  }
+  CHECK_FALSE(reads.direct_refused->load());
+  CHECK(direct_descriptors_on(path) == 1);  // opened once, at the first long read
+  file.reset();
+  CHECK(direct_descriptors_on(path) == 0);
+}
+
+TEST_CASE("round trips: once the store refuses a direct read, every file sharing the refusal reads through its page cache") {
+  // procfs has no direct I/O: O_DIRECT opens fail with EINVAL there.
+  const auto plain = [] {
+    std::ifstream in("/proc/version", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  REQUIRE_FALSE(plain.empty());
+  const flashdir::cache::BackingReads reads{.direct_above_bytes = 16};
+  const flashdir::cache::BackingReads others;
+  for (int file_no = 0; file_no < 2; ++file_no) {
+    const int fd = ::open("/proc/version", O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    auto file = flashdir::cache::adopt_posix_backing_file(fd, "version", reads);
+    std::vector<std::uint8_t> out(4096);
+    auto n = file->read(0, out);
+    REQUIRE(n.is_ok());
+    CHECK(std::string(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(*n)) == plain);
+    CHECK(reads.direct_refused->load());
+  }
+  CHECK_FALSE(others.direct_refused->load());
 }
 
 TEST_CASE("round trips: a miss reads the rest of the request from the backing in one read, up to miss_read_pages") {

@@ -48,6 +48,14 @@ TEST_CASE("name_cache takes a count of names, 0 for none") {
   CHECK(describe(parsed({"consistency=strict"})).find("name_cache        none") != std::string::npos);
 }
 
+TEST_CASE("backing_reads takes buffered or direct, buffered by default") {
+  CHECK(parsed({}).backing_reads == BackingReadsChoice::buffered);
+  CHECK(parsed({"backing_reads=direct"}).backing_reads == BackingReadsChoice::direct);
+  CHECK(parsed({"backing_reads=direct,backing_reads=buffered"}).backing_reads == BackingReadsChoice::buffered);
+  CHECK(refusal({"backing_reads=odirect"}).find("buffered|direct") != std::string::npos);
+  CHECK(describe(parsed({"backing_reads=direct"})).find("backing_reads     direct") != std::string::npos);
+}
+
 TEST_CASE("every option of the issue is understood") {
   const MountOptions o = parsed({"cache=/var/c,size=2G,mode=writeback,ram=32M,ram_policy=static:30",
                                  "meta=update-write-update,seq_cutoff_read=4M,seq_cutoff_write=0",

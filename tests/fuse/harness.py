@@ -164,10 +164,11 @@ class Mount:
 
 
 @contextlib.contextmanager
-def scratch(prefix):
-    """A temporary directory readable by other users (the tests run some steps as nobody),
-    removed at the end after anything mounted below it is unmounted."""
-    top = tempfile.mkdtemp(prefix=f"flashdir-{prefix}-")
+def scratch(prefix, under=None):
+    """A temporary directory readable by other users (the tests run some steps as nobody), in
+    `under` (the system's temporary directory if None), removed at the end after anything
+    mounted below it is unmounted."""
+    top = tempfile.mkdtemp(prefix=f"flashdir-{prefix}-", dir=under)
     os.chmod(top, 0o755)
     try:
         yield top

@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -60,11 +61,19 @@ class BackingStore {
 Result<std::unique_ptr<BackingStore>> open_posix_backing_store(const std::filesystem::path& root);
 
 // How a POSIX backing file reads. A network or FUSE store's kernel client sends a buffered read
-// as requests of 128 KiB, one after another, a round trip each: a read longer than
-// `parallel_piece_bytes` (0: none) goes out in pieces of that size at once, each from a thread
-// of its own, so that the round trips overlap. Local file systems gain nothing from it.
+// as requests of 128 KiB, one after another, a round trip each, and keeps a copy of what it
+// read in its page cache. A read longer than `direct_above_bytes` (0: none) goes through a
+// second descriptor of the file, opened with O_DIRECT at the first such read: the client sends
+// it as requests of its largest size at once and keeps no copy. Where the store refuses
+// O_DIRECT (EINVAL, at the open or at a read), every file sharing `direct_refused` reads as
+// before from then on: a read longer than `parallel_piece_bytes` (0: none) goes out in pieces
+// of that size at once, each from a thread of its own, so that the round trips overlap; a file
+// whose direct descriptor cannot be opened otherwise (a permission) reads so on its own. Local
+// file systems gain nothing from either.
 struct BackingReads {
+  std::size_t direct_above_bytes = 0;
   std::size_t parallel_piece_bytes = 0;
+  std::shared_ptr<std::atomic<bool>> direct_refused = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Wraps a descriptor the caller already opened on a backing file (the daemon's); the file takes
