@@ -176,7 +176,8 @@ class PosixBackingFile final : public BackingFile {
       const int flags = O_RDONLY | O_DIRECT | O_CLOEXEC;
       direct_fd_ = UniqueFd(::open(path.c_str(), flags | O_NOATIME));
       if (!direct_fd_.valid() && errno == EPERM) direct_fd_ = UniqueFd(::open(path.c_str(), flags));
-      if (!direct_fd_.valid() && errno == EINVAL) refuse_direct(errno_status(EINVAL, "opening for direct reads", path_));
+      if (!direct_fd_.valid() && errno == EINVAL)
+        refuse_direct(errno_status(EINVAL, "opening for direct reads", path_));
     });
     return direct_fd_.get();
   }

@@ -343,9 +343,9 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   supervision.dir = cache.dir.path;
   supervision.min_free_bytes = request.options.min_free_bytes;
   supervision.reopen = [&request, &backing, engine, &cache] { return open_cache(request, backing.canonical, engine, cache); };
-  context.data = std::make_unique<EngineFileData>(std::move(mounted.value()), std::move(supervision),
-                                                  request.options.write_mode == WriteMode::writeback,
-                                                  backing_reads(context.backing_fs.kind, request.options.backing_reads));
+  context.data = std::make_unique<EngineFileData>(
+      std::move(mounted.value()), std::move(supervision), request.options.write_mode == WriteMode::writeback,
+      backing_reads(context.backing_fs.kind, request.options.backing_reads));
   // The log is opened before the mount so that a refusal (a link planted in the cache) still
   // reaches the terminal.
   UniqueFd log;

@@ -230,8 +230,8 @@ TEST_CASE("round trips: a backing file's long reads go through a direct descript
   auto file = flashdir::cache::adopt_posix_backing_file(fd, "f", reads);
   // Aligned as a local file system's O_DIRECT wants it (the network and FUSE clients do not).
   constexpr std::size_t kMost = 64 * 4096;
-  std::unique_ptr<std::uint8_t, decltype(&std::free)> buffer(static_cast<std::uint8_t*>(std::aligned_alloc(4096, kMost)),
-                                                             &std::free);
+  std::unique_ptr<std::uint8_t, decltype(&std::free)> buffer(
+      static_cast<std::uint8_t*>(std::aligned_alloc(4096, kMost)), &std::free);
   // A short read (buffered, no descriptor yet), long ones, one cut short by the end of the file.
   for (const auto& [offset, length] : std::vector<std::pair<std::uint64_t, std::size_t>>{
            {0, 4096}, {0, 5 * 4096}, {40 * 4096, 64 * 4096}, {240 * 4096, 8 * 4096}, {2'000'000 - 8192, 4 * 4096}}) {
@@ -252,7 +252,7 @@ TEST_CASE("round trips: a backing file's long reads go through a direct descript
   CHECK(direct_descriptors_on(path) == 0);
 }
 
-TEST_CASE("round trips: once the store refuses a direct read, every file sharing the refusal reads through its page cache") {
+TEST_CASE("round trips: once a store refuses a direct read, every file sharing the refusal reads through its page cache") {
   // procfs has no direct I/O: O_DIRECT opens fail with EINVAL there.
   const auto plain = [] {
     std::ifstream in("/proc/version", std::ios::binary);

@@ -42,8 +42,8 @@ struct EngineOptions {
   std::uint32_t read_ahead_pages = 8;
   // Pages a read's miss takes from the backing file in one read at most (the rest of the
   // request, up to this; 64 to 1024). A store whose round trips overlap within one read (a
-  // remote one, read directly or in parallel pieces: BackingReads) wants them large: the daemon makes it
-  // 256 (1 MiB) there. A larger read is also a larger fill, so more of it may still be
+  // remote one, read with O_DIRECT or in parallel pieces: BackingReads) wants them large: the daemon
+  // makes it 256 (1 MiB) there. A larger read is also a larger fill, so more of it may still be
   // unprotected at a cut (bounded by commit_pending_bytes all the same).
   std::uint32_t miss_read_pages = 64;
   // write-through: a write of 16 pages or more is stored in the cache behind it, while the next
