@@ -19,24 +19,25 @@ namespace flashdir::cache {
 class OwedPages {
  public:
   OwedPages() = default;  // owes nothing
-  OwedPages(SlotTable& slots, std::uint64_t file_id) {
+  OwedPages(SlotTable& slots, std::uint64_t file_id) : file_id_(file_id) {
     for (SlotIndex slot : slots.dirty_slots_of(file_id)) pages_.push_back({slots.key(slot).page_no, slot});
     std::sort(pages_.begin(), pages_.end());
   }
 
   // The next of them, at most `max`: those still dirty and holding the page they held (a
   // truncate drops slots, and a dropped slot may take another page since).
-  std::vector<SlotIndex> take(const SlotTable& slots, std::uint64_t file_id, std::size_t max) {
+  std::vector<SlotIndex> take(const SlotTable& slots, std::size_t max) {
     std::vector<SlotIndex> taken;
     for (; next_ < pages_.size() && taken.size() < max; ++next_) {
       const auto [page_no, slot] = pages_[next_];
-      if (slots.occupied(slot) && slots.dirty(slot) && slots.key(slot) == SlotKey{file_id, page_no})
+      if (slots.occupied(slot) && slots.dirty(slot) && slots.key(slot) == SlotKey{file_id_, page_no})
         taken.push_back(slot);
     }
     return taken;
   }
 
  private:
+  std::uint64_t file_id_ = 0;
   std::vector<std::pair<std::uint64_t, SlotIndex>> pages_;  // (page number, slot), by page
   std::size_t next_ = 0;
 };

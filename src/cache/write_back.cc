@@ -317,7 +317,7 @@ Status EngineCore::take_write_back_batch(std::uint64_t file_id, const std::atomi
   // (zeros) inside the file where a dirty page was only in the device RAM.
   std::vector<SlotIndex> slots;
   if (owed != nullptr) {
-    slots = owed->take(*slots_, file_id, max_pages);
+    slots = owed->take(*slots_, max_pages);
   } else {
     slots = slots_->dirty_slots_of(file_id);
     const auto by_page = [&](SlotIndex a, SlotIndex b) { return slots_->key(a).page_no < slots_->key(b).page_no; };
