@@ -35,6 +35,10 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// "/proc/self/fd/N": the path through which a call that takes a path reaches the object `fd`
+// is open on (an O_PATH descriptor's, say), whatever its name is now.
+std::string proc_path(int fd);
+
 // io_error "<context>: <strerror(errno)>".
 Status errno_status(const std::string& context);
 

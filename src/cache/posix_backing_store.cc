@@ -172,7 +172,7 @@ class PosixBackingFile final : public BackingFile {
   // the process's view of `fd_`, read-only; -1 where it could not be opened.
   int direct_descriptor() {
     std::call_once(direct_opened_, [this] {
-      const std::string path = fmt::format("/proc/self/fd/{}", fd_.get());
+      const std::string path = proc_path(fd_.get());
       const int flags = O_RDONLY | O_DIRECT | O_CLOEXEC;
       direct_fd_ = UniqueFd(::open(path.c_str(), flags | O_NOATIME));
       if (!direct_fd_.valid() && errno == EPERM) direct_fd_ = UniqueFd(::open(path.c_str(), flags));

@@ -208,7 +208,7 @@ Status make_private(TrustedDir& dir) {
   if ((st.st_mode & 077) == 0) return Status::ok();
   // The descriptor is O_PATH: its /proc link names the directory itself, whatever its path does.
   const mode_t tightened = st.st_mode & kPrivateDirMode;
-  if (::chmod(fmt::format("/proc/self/fd/{}", dir.fd.get()).c_str(), tightened) != 0)
+  if (::chmod(proc_path(dir.fd.get()).c_str(), tightened) != 0)
     return errno_status(fmt::format("making cache directory {} private", dir.path.string()));
   dir.warnings.push_back(fmt::format("cache directory {} was mode {}, readable by other users; now {}",
                                      dir.path.string(), mode_text(st.st_mode), mode_text(tightened)));

@@ -21,6 +21,8 @@ UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string proc_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
 Status errno_status(const std::string& context) {
   return Status::io_error(fmt::format("{}: {}", context, std::strerror(errno)));
 }

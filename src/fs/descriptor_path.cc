@@ -4,11 +4,7 @@
 
 #include <climits>
 
-#include <fmt/format.h>
-
 namespace flashdir::fs {
-
-std::string proc_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
 
 std::optional<std::string> descriptor_path(int fd) {
   char target[PATH_MAX];

@@ -4,10 +4,9 @@
 #include <optional>
 #include <string>
 
-namespace flashdir::fs {
+#include "flashdir/file_io.h"
 
-// "/proc/self/fd/N": how an O_PATH descriptor is used where a call needs a path.
-std::string proc_path(int fd);
+namespace flashdir::fs {
 
 // The absolute path the kernel names `fd`'s object by now: the name it was opened by, moved by
 // renames since. Nullopt if that name has been removed (the object may live on under another
