@@ -5,7 +5,7 @@
 // bandwidth_mbps; the kernel caches nothing by default (entry, attribute and negative timeouts
 // 0; the page cache dropped at each open), so the latency is never hidden.
 //
-//   slowstore BACKING MOUNTPOINT [-f] [-o latency_us=N,bandwidth_mbps=N,counts=FILE,
+//   slowstore BACKING MOUNTPOINT [-f] [-o latency_us=N,bandwidth_mbps=N,counts=FILE,whole_seconds,
 //                                     attr_timeout=S,entry_timeout=S,negative_timeout=S,...]
 #include <fcntl.h>
 #include <unistd.h>
@@ -26,6 +26,7 @@ struct Settings {
   unsigned latency_us = 1000;
   unsigned bandwidth_mbps = 0;
   char* counts = nullptr;
+  int whole_seconds = 0;
   int help = 0;
 
   ~Settings() {
@@ -44,6 +45,7 @@ const fuse_opt kSpec[] = {
     {"latency_us=%u", offsetof(Settings, latency_us), 0},
     {"bandwidth_mbps=%u", offsetof(Settings, bandwidth_mbps), 0},
     {"counts=%s", offsetof(Settings, counts), 0},
+    {"whole_seconds", offsetof(Settings, whole_seconds), 1},
     {"-h", offsetof(Settings, help), 1},
     {"--help", offsetof(Settings, help), 1},
     FUSE_OPT_END,
@@ -72,6 +74,7 @@ void print_usage(const char* program) {
       "    -o bandwidth_mbps=N    read and write payload share a line of N Mbit/s (default 0: no limit)\n"
       "    -o counts=FILE         at unmount and at each SIGUSR1, write the calls made so far per kind\n"
       "                           as JSON to FILE\n"
+      "    -o whole_seconds       report times in whole seconds, as an SFTP store (sshfs) does\n"
       "    -o attr_timeout=S, entry_timeout=S, negative_timeout=S\n"
       "                           how long the kernel keeps attributes and names (default 0: it asks each time)\n\n",
       program);
@@ -99,7 +102,8 @@ int main(int argc, char* argv[]) {
                          .latency = slowstore::Latency(std::chrono::microseconds(settings.latency_us),
                                                        settings.bandwidth_mbps * 1e6),
                          .counts = {},
-                         .counts_path = settings.counts != nullptr ? settings.counts : ""};
+                         .counts_path = settings.counts != nullptr ? settings.counts : "",
+                         .whole_seconds = settings.whole_seconds != 0};
   if (store.root_fd < 0) {
     std::fprintf(stderr, "slowstore: %s: %s\n", settings.backing, std::strerror(errno));
     return 1;

@@ -46,10 +46,16 @@ void* fs_init(fuse_conn_info*, fuse_config* config) {
 
 void fs_destroy(void* data) { static_cast<Store*>(data)->write_counts(); }
 
+// `st` as the store reports it: with whole_seconds, its times cut to the second.
+int reported(int rc, struct stat* st) {
+  if (rc == 0 && store().whole_seconds) st->st_atim.tv_nsec = st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = 0;
+  return result(rc);
+}
+
 int fs_getattr(const char* path, struct stat* st, fuse_file_info* fi) {
   store().pay(Call::getattr);
-  if (fi != nullptr) return result(::fstat(fd_of(fi), st));
-  return result(::fstatat(store().root_fd, below_root(path).c_str(), st, AT_SYMLINK_NOFOLLOW));
+  if (fi != nullptr) return reported(::fstat(fd_of(fi), st), st);
+  return reported(::fstatat(store().root_fd, below_root(path).c_str(), st, AT_SYMLINK_NOFOLLOW), st);
 }
 
 int fs_readlink(const char* path, char* buffer, size_t size) {

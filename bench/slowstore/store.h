@@ -20,6 +20,7 @@ struct Store {
   Latency latency;
   CallCounts counts;
   std::string counts_path;    // where the counts go at unmount and at SIGUSR1 ("": nowhere)
+  bool whole_seconds = false;  // times reported in whole seconds, as an SFTP store (sshfs) reports them
 
   // Counts `call` and makes it wait its round trip and, for payload, its turn on the line.
   void pay(Call call, std::size_t bytes_read = 0, std::size_t bytes_written = 0) {

@@ -11,15 +11,19 @@
 #include <vector>
 
 #include "fs/directory_listing.h"
+#include "fs/inode_table.h"
 #include "fs/metadata_cache.h"
 
 namespace flashdir::fs {
 
 struct DirHandle {
   // Exactly one of the two: a listing kept (offsets are entry indices) or a stream of the
-  // backing directory (offsets are its d_off values).
+  // backing directory (offsets are its d_off values). The stream of an open whose listing the
+  // kernel keeps is opened at the first READDIR, if one comes: until then `unopened` holds the
+  // directory.
   std::shared_ptr<const DirectoryListing> listing;
   DIR* stream = nullptr;
+  SharedFd unopened;
   off_t offset = 0;  // where `stream` stands, in the d_off values handed to the kernel
   // A stream read whole from its start, in order, records what it lists for the metadata cache:
   // the directory and its version at the opendir's stat, the cache's stamp() before it, and the

@@ -112,6 +112,21 @@ class Inode {
     return unchanged;
   }
 
+  // The version the previous open (or, before any, the lookup) recorded.
+  FileVersion last_open_version() const {
+    std::lock_guard lock(open_files_mutex_);
+    return last_open_version_;
+  }
+  // The daemon's last read of the backing object's data, for the access time (file_version.h).
+  ReadMark read_mark() const {
+    std::lock_guard lock(open_files_mutex_);
+    return read_mark_;
+  }
+  void note_read(const ReadMark& mark) {
+    std::lock_guard lock(open_files_mutex_);
+    read_mark_ = mark;
+  }
+
   // What the backing said of the object at an open or a getattr, kept to answer the kernel's
   // next GETATTR without a backing call while the consistency model allows
   // (kept_attributes.h). Forgotten by attributes_changed(); attribute_changes() counts those,
@@ -159,6 +174,7 @@ class Inode {
     DirectoryVersion version;
     std::int64_t checked_ns = 0;  // CLOCK_REALTIME, no later than the stat
     std::int64_t until_ns = 0;    // CLOCK_REALTIME
+    struct stat st {};            // the stat itself
   };
   // Keeps `check` unless a later one is kept.
   void note_directory_check(const DirectoryCheck& check) {
@@ -191,6 +207,7 @@ class Inode {
   mutable std::mutex open_files_mutex_;
   std::vector<OpenFile*> open_files_;  // guarded by open_files_mutex_
   FileVersion last_open_version_;      // guarded by open_files_mutex_; at first the lookup's
+  ReadMark read_mark_;                 // guarded by open_files_mutex_
   std::unique_ptr<KeptAttributes> kept_;  // guarded by open_files_mutex_
   std::optional<DirectoryCheck> directory_check_;  // guarded by open_files_mutex_
   std::atomic<std::uint64_t> attribute_changes_{0};

@@ -13,13 +13,13 @@ bool kernel_may_keep_cache(MountContext& context, Inode& inode, fuse_ino_t ino, 
     if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
     return false;
   }
-  return !read_would_move_atime(context, st);
+  return !read_would_move_atime(context, inode, st);
 }
 
-bool read_would_move_atime(const MountContext& context, const struct stat& st) {
+bool read_would_move_atime(const MountContext& context, const Inode& inode, const struct stat& st) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  return !context.backing_noatime && read_moves_atime(st, atime_mode(context.options), now);
+  return !context.backing_noatime && read_moves_atime(st, atime_mode(context.options), now, inode.read_mark());
 }
 
 }  // namespace flashdir::fs

@@ -15,8 +15,9 @@ namespace flashdir::fs {
 // younger than the attribute timeout but are older than the change.
 bool kernel_may_keep_cache(MountContext& context, Inode& inode, fuse_ino_t ino, const struct stat& st);
 
-// Whether a read of the object found as `st` would move its access time, by the mount's rule
-// (file_version.h read_moves_atime; never on a backing mounted noatime).
-bool read_would_move_atime(const MountContext& context, const struct stat& st);
+// Whether a read of `inode`'s object, found as `st`, would move its access time, by the mount's
+// rule and the daemon's last read of it (file_version.h read_moves_atime; never on a backing
+// mounted noatime).
+bool read_would_move_atime(const MountContext& context, const Inode& inode, const struct stat& st);
 
 }  // namespace flashdir::fs

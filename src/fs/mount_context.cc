@@ -51,9 +51,10 @@ void note_attributes_changed(MountContext& context, Inode& inode) {
 }
 
 void note_backing_stat(MountContext& context, Inode& inode, const struct stat& st, std::int64_t asked_ns) {
-  if (context.metadata == nullptr || !S_ISDIR(st.st_mode)) return;
+  if (context.options.consistency == Consistency::strict || !S_ISDIR(st.st_mode)) return;
   const double seconds = kernel_cache_seconds(context, st, asked_ns);
-  inode.note_directory_check({DirectoryVersion::of(st), asked_ns, asked_ns + static_cast<std::int64_t>(seconds * 1e9)});
+  inode.note_directory_check(
+      {DirectoryVersion::of(st), asked_ns, asked_ns + static_cast<std::int64_t>(seconds * 1e9), st});
 }
 
 bool attributes_may_be_kept(Inode& inode) {

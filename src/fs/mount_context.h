@@ -81,8 +81,8 @@ bool is_control_ino(fuse_ino_t ino);
 void note_name_changed(MountContext& context, Inode& parent, std::string_view name);
 void note_attributes_changed(MountContext& context, Inode& inode);
 // The backing gave `st` of `inode` in a stat begun at `asked_ns` (CLOCK_REALTIME): a directory's
-// version is kept for the lookups of names in it (Inode::DirectoryCheck), for as long as the
-// consistency model lets the answer stand, where the daemon keeps names at all.
+// version is kept for the lookups of names in it and for its opens (Inode::DirectoryCheck), for
+// as long as the consistency model lets the answer stand (never under strict).
 void note_backing_stat(MountContext& context, Inode& inode, const struct stat& st, std::int64_t asked_ns);
 // Whether what the backing says of `inode` now may be kept: not while a writer has it open or
 // write-back data of it waits (the backing file's attributes then lag the file's), nor while an

@@ -79,9 +79,26 @@ int read_kept_listing(fuse_req_t req, MountContext& context, Inode& parent, cons
   return 0;
 }
 
+// Opens `handle`'s stream of the directory `dir` is open on; an errno, or 0.
+int open_stream(DirHandle& handle, const UniqueFd& dir) {
+  const int dir_fd = ::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return errno;
+  handle.stream = ::fdopendir(dir_fd);
+  if (handle.stream == nullptr) {
+    const int error = errno;
+    ::close(dir_fd);
+    return error;
+  }
+  handle.unopened.reset();
+  return 0;
+}
+
 // From the backing directory's stream, recording what it lists if the handle records.
 int read_stream(fuse_req_t req, MountContext& context, Inode& parent, bool at_root, DirHandle& handle, off_t offset,
                 bool plus, std::vector<char>& buffer, std::size_t& used) {
+  if (handle.stream == nullptr) {
+    if (const int error = open_stream(handle, *handle.unopened); error != 0) return error;
+  }
   if (offset != handle.offset) {
     ::seekdir(handle.stream, offset);
     handle.offset = offset;
@@ -159,34 +176,47 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::optional<struct statx> opened_by_name;  // the stat that checked a directory known by name only
   auto fd = context.inodes->path_fd(inode, &opened_by_name);
   if (!fd.is_ok()) return reply_error(req, fd.error());
-  // The directory as it is now, before anything of it is read: a kept listing is served only
-  // for this version, and one read now is recorded for it. The check of a directory known by
-  // name only has just stat'ed it.
-  auto stat = opened_by_name ? SysResult<struct statx>(*opened_by_name)
-                             : statx_of((*fd)->get(), STATX_BASIC_STATS, AT_STATX_FORCE_SYNC);
-  const std::optional<struct stat> st = stat.is_ok() ? std::optional(stat_from_statx(*stat)) : std::nullopt;
-  if (st) note_backing_stat(context, inode, *st, stat_ns);
+  // The directory's version: a stat the consistency model still lets stand for it (listings,
+  // like names, change behind the mount within its bound; NFS's attribute cache does the same),
+  // or else a stat now, before anything of it is read (the check of a directory known by name
+  // only has just made one). A kept listing is served only for that version, and one read now is
+  // recorded for it: a listing read after the stat holds every name the version had.
+  std::optional<struct stat> st;
+  std::int64_t seen_ns = stat_ns;  // when the backing showed `st`
+  const std::optional<Inode::DirectoryCheck> check = opened_by_name ? std::nullopt : inode.directory_check();
+  if (check && stat_ns < check->until_ns) {
+    st = check->st;
+    seen_ns = check->checked_ns;
+  } else if (auto stat = opened_by_name ? SysResult<struct statx>(*opened_by_name)
+                                        : statx_of((*fd)->get(), STATX_BASIC_STATS, AT_STATX_FORCE_SYNC);
+             stat.is_ok()) {
+    st = stat_from_statx(*stat);
+    note_backing_stat(context, inode, *st, stat_ns);
+  }
   MetadataCache* metadata = st ? context.metadata.get() : nullptr;
   const DirectoryVersion version = st ? DirectoryVersion::of(*st) : DirectoryVersion{};
   auto handle = std::make_unique<DirHandle>();
-  if (metadata != nullptr) handle->listing = metadata->find_listing(object_of(*st), version);
-  if (handle->listing == nullptr) {
-    const int dir_fd = ::openat((*fd)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) return reply_error(req, errno);
-    handle->stream = ::fdopendir(dir_fd);
-    if (handle->stream == nullptr) {
-      const int error = errno;
-      ::close(dir_fd);
-      return reply_error(req, error);
-    }
-    if (metadata != nullptr && version_is_settled(version, stat_ns))
-      handle->recording = DirHandle::Recording{object_of(*st), version, stamp, {}};
-  }
+  // A listing that moves the directory's access time on the backing is read from it: the
+  // metadata cache's copy would leave the access time where it was.
+  const bool atime_moves = st && read_would_move_atime(context, inode, *st);
+  if (metadata != nullptr && !atime_moves) handle->listing = metadata->find_listing(object_of(*st), version);
   // The kernel keeps the listing it read (cache_readdir) until the directory changes through
   // the mount, its modification time moves in the attributes it refreshes, or an open finds it
   // changed behind the mount (close-to-open, as for a file's pages).
   fi->cache_readdir = context.options.consistency == Consistency::strict ? 0 : 1;
   fi->keep_cache = st && kernel_may_keep_cache(context, inode, ino, *st) ? 1 : 0;
+  if (handle->listing == nullptr) {
+    if (fi->keep_cache) {
+      handle->unopened = *fd;
+    } else {
+      if (const int error = open_stream(*handle, **fd); error != 0) return reply_error(req, error);
+      // The kernel lists it through the daemon, which lists the backing directory: a read of
+      // this version from now on (file_version.h ReadMark).
+      if (st) inode.note_read({version_of(*st), stat_ns});
+    }
+    if (metadata != nullptr && version_is_settled(version, seen_ns))
+      handle->recording = DirHandle::Recording{object_of(*st), version, stamp, {}};
+  }
   fi->fh = context.dirs.add(std::move(handle));
   if (fuse_reply_open(req, fi) != 0) context.dirs.take(fi->fh);
 }

@@ -100,7 +100,7 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   }
   set_handle_flags(context, inode, st, fi, ino);
   // No first read marks an access time that a read would not move (a backing round trip).
-  const bool atime_stays = !read_would_move_atime(context, st);
+  const bool atime_stays = !read_would_move_atime(context, inode, st);
   if (atime_stays) (*file)->access_time_unmoved();
   OpenFile* opened = file->get();
   fi->fh = context.files.add(std::move(*file));
@@ -138,9 +138,14 @@ void note_access(MountContext& context, fuse_ino_t ino, OpenFile& file) {
   // What it returns does not matter: the caller's read is served, the access time is a side effect.
   auto fd = file.backing_fd();
   if (!fd.is_ok()) return;
+  Inode& inode = inode_of(context, ino);
+  // A version stat'ed before the read, and a time no later than it: what the read marks.
+  const ReadMark mark{inode.last_open_version(), realtime_ns()};
   std::uint8_t byte = 0;
-  [[maybe_unused]] const ssize_t n = ::pread(*fd, &byte, 1, 0);
-  inode_of(context, ino).attributes_changed();  // its access time, as kept (kept_attributes.h)
+  const ssize_t n = ::pread(*fd, &byte, 1, 0);
+  const int flags = ::fcntl(*fd, F_GETFL);
+  if (n >= 0 && flags >= 0 && (flags & O_NOATIME) == 0) inode.note_read(mark);
+  inode.attributes_changed();  // its access time, as kept (kept_attributes.h)
   if (context.session != nullptr) fuse_lowlevel_notify_inval_inode(context.session, ino, -1, 0);
 }
 

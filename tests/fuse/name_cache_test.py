@@ -5,8 +5,8 @@ names it knew without asking the store, after a clean unmount and after kill -9;
 through the mount just before a kill -9 are all seen after it (the tree through the mount is
 the backing tree, name by name, mode, size and link count); a change behind the mount is seen
 within the bound after a restart as before it; a directory's listing is served from the daemon's
-cache while the directory is unchanged, also after a restart, and a change behind it is listed at
-the next opendir; past the bound, a name in a directory that has not changed costs one stat of
+cache while the directory is unchanged, also after a restart, and a change behind it is listed
+once its attributes show it; past the bound, a name in a directory that has not changed costs one stat of
 its object, and a change behind the mount is still seen; opening a file after a restart opens its
 siblings in the background (a daemon that cannot open by handle), and a sibling replaced behind
 the mount reads as the new file; after a restart an object is opened by the file handle its answer
@@ -240,7 +240,9 @@ def listings(mnt):
 def listings_are_kept_for_the_directory_version(check, top):
     """A directory read whole is listed again from the daemon's cache while its version (times,
     size) is the one it was read at, also after a restart: the store sees no readdir. A name made
-    or removed behind the mount changes the version and is listed at the next opendir."""
+    or removed behind the mount changes the version and is listed within the bound; here at the
+    next opendir, since a directory the daemon has just listed has its attributes asked for again
+    (the kernel drops its copy of the access time), and the backing's answer shows the change."""
     backing, slow, mnt, cache = layout(top, "listings")
     time.sleep(2.2)  # kept only for directories unchanged for 2 s (directory_listing.h)
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
@@ -269,7 +271,7 @@ def listings_are_kept_for_the_directory_version(check, top):
             os.unlink(f"{backing}/d1/f3")
             os.mkdir(f"{backing}/d2/sub/deeper")
             check.check(listings(mnt) == listings(backing),
-                        "names made and removed behind the mount are listed at the next opendir")
+                        "names made and removed behind the mount are listed at the next opendir after a listing")
 
 
 def a_change_behind_is_seen_within_the_bound(check, top):

@@ -9,6 +9,7 @@ read reaches the daemon. Exits 77 where /dev/fuse or root is missing."""
 import mmap
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -136,6 +137,48 @@ def a_long_miss_reads_the_store_in_large_requests(check, top):
         check.check(calls.get("getattr", 0) <= 16, f"... and no GETATTR per read ({calls})")
 
 
+def a_whole_second_store_keeps_the_kernel_caches(check, top):
+    """A store that reports whole seconds (SFTP, sshfs: slowstore's whole_seconds) shows a file or
+    directory read in the second of its last change with its access time equal to its
+    modification time, which relatime moves at a read. The daemon's own read of that version
+    settled it (file_version.h ReadMark): the next open keeps the kernel's pages, the next
+    opendir its listing, as on a store with finer times."""
+    top = f"{top}/seconds"
+    backing, slow, mnt = f"{top}/b", f"{top}/s", f"{top}/m"
+    for directory in (slow, mnt, f"{backing}/d"):
+        os.makedirs(directory)
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0,whole_seconds"):
+        with harness.Mount(slow, mnt, f"{top}/c", "consistency=cto,actimeo=60"):
+            # Changed and read within one second, so that the store's seconds cannot tell them apart.
+            time.sleep(1 - time.time() % 1 + 0.01)
+            started = time.time()
+            data = os.urandom(64 << 10)
+            with open(f"{backing}/f", "wb") as f:
+                f.write(data)
+            for name in ("x", "y"):
+                with open(f"{backing}/d/{name}", "wb") as f:
+                    f.write(b"1")
+            check.check(harness.read_all(f"{mnt}/f") == data, "a file read through the mount")
+            check.check(sorted(os.listdir(f"{mnt}/d")) == ["x", "y"], "a directory listed through the mount")
+            st = os.stat(f"{slow}/f")
+            if int(time.time()) != int(started):
+                print("  (a second went by during the set-up: the store's times tell the read apart)")
+            check.check(st.st_atime_ns % 10**9 == 0 and st.st_mtime_ns % 10**9 == 0, f"the store reports whole seconds ({st})")
+            reads = harness.stats(mnt)["data"]["read_bytes"]
+            check.check(harness.read_all(f"{mnt}/f") == data, "the file read again")
+            again = harness.stats(mnt)["data"]["read_bytes"] - reads
+            check.check(again == 0, f"the re-read is served by the kernel's pages ({again} bytes read by the daemon)")
+            listed = harness.stats(mnt)["requests"].get("readdir", 0)
+            check.check(sorted(os.listdir(f"{mnt}/d")) == ["x", "y"], "the directory listed again")
+            relisted = harness.stats(mnt)["requests"].get("readdir", 0) - listed
+            check.check(relisted == 0, f"the re-listing is served by the kernel's cache ({relisted} READDIRs)")
+            # A change still drops them (a new size: a same-size rewrite within the second is
+            # invisible to a store's whole seconds, doc/daemon.md "Consistency").
+            with open(f"{backing}/f", "ab") as f:
+                f.write(b"more")
+            check.check(harness.read_all(f"{mnt}/f") == data + b"more", "a change behind is read at the next open")
+
+
 def main():
     harness.require_fuse()
     binary = os.environ.get("SLOWSTORE")
@@ -143,7 +186,8 @@ def main():
         sys.exit("SLOWSTORE must name the slowstore binary")
     sys.exit(harness.run_parts("slow_backing_calls", [an_unknown_name_costs_one_lookup, warm_reader_reads_nothing_from_the_store,
                                                            a_file_unlinked_while_open_is_forgotten_at_close,
-                                                           a_long_miss_reads_the_store_in_large_requests]))
+                                                           a_long_miss_reads_the_store_in_large_requests,
+                                                           a_whole_second_store_keeps_the_kernel_caches]))
 
 
 if __name__ == "__main__":
