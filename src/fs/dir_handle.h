@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include "flashdir/file_io.h"
 #include "fs/directory_listing.h"
-#include "fs/inode_table.h"
 #include "fs/metadata_cache.h"
 
 namespace flashdir::fs {
@@ -23,7 +23,7 @@ struct DirHandle {
   // directory.
   std::shared_ptr<const DirectoryListing> listing;
   DIR* stream = nullptr;
-  SharedFd unopened;
+  std::shared_ptr<const UniqueFd> unopened;
   off_t offset = 0;  // where `stream` stands, in the d_off values handed to the kernel
   // A stream read whole from its start, in order, records what it lists for the metadata cache:
   // the directory and its version at the opendir's stat, the cache's stamp() before it, and the

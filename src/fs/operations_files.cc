@@ -135,7 +135,8 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
 // it is told.
 void note_access(MountContext& context, fuse_ino_t ino, OpenFile& file) {
   if (file.bypasses_cache() || atime_mode(context.options) == AtimeMode::noatime || !file.first_read()) return;
-  // What it returns does not matter: the caller's read is served, the access time is a side effect.
+  // What it returns does not matter to the caller, whose read is served: the access time is a
+  // side effect, and a read that made it marks the inode (file_version.h ReadMark).
   auto fd = file.backing_fd();
   if (!fd.is_ok()) return;
   Inode& inode = inode_of(context, ino);
