@@ -94,8 +94,8 @@ Result<FileHandle> Engine::open_file(std::string_view relative_path, std::unique
                                      const BackingAttributes& attributes) {
   return core_->open_file(relative_path, std::move(file), attributes);
 }
-Result<std::size_t> Engine::read(FileHandle file, std::uint64_t offset, ByteSpan out) {
-  return core_->read(file, offset, out);
+Result<std::size_t> Engine::read(FileHandle file, std::uint64_t offset, ByteSpan out, DeferredFill* later) {
+  return core_->read(file, offset, out, later);
 }
 Result<std::size_t> Engine::write(FileHandle file, std::uint64_t offset, ConstByteSpan data) {
   return core_->write(file, offset, data);

@@ -235,7 +235,9 @@ Status EngineCore::release(FileHandle handle) {
   if (--file.open_handles > 0) return Status::ok();
   if (auto it = open_files_.find(file.key); it != open_files_.end() && it->second == released->file)
     open_files_.erase(it);
-  // No operation on the file is in flight: its last handle is gone.
+  // No operation on the file is in flight: its last handle is gone. A read's fill left to run
+  // after its reply (DeferredFill) holds the file's read lock until it is done.
+  { std::unique_lock filled(file.lock); }
   FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
   if (only_read_since_validated(file)) return take_write_back_error(file);

@@ -100,7 +100,7 @@ class EngineCore {
   // `caller_attributes`: the file's attributes as the caller just stat'ed it (raw device).
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
                                std::optional<BackingAttributes> caller_attributes = std::nullopt);
-  Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out);
+  Result<std::size_t> read(FileHandle handle, std::uint64_t offset, ByteSpan out, DeferredFill* later = nullptr);
   Result<std::size_t> write(FileHandle handle, std::uint64_t offset, ConstByteSpan data);
   Result<std::size_t> append(FileHandle handle, ConstByteSpan data);
   Status truncate(FileHandle handle, std::uint64_t size_bytes);
@@ -384,6 +384,10 @@ class EngineCore {
   // Drops the cached copies of pages [first_page, last_page] of a file.
   Status drop_range(std::uint64_t file_id, std::uint64_t first_page, std::uint64_t last_page);
   bool promoted(std::uint64_t file_id, std::uint64_t page);
+  // Admits `count` pages of a file read from its backing file (`bytes`, from `first_page` on),
+  // from the first one promoted (promote_after_misses) on. The file's read lock is held.
+  Status admit_missed(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count, ConstByteSpan bytes);
+  class MissFill;  // reads.cc: admit_missed() after the reply (DeferredFill)
   // The engine stops after an FTL failure (a power cut): every later call returns it.
   Status fail(Status status);
   Status check_alive() const;

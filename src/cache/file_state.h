@@ -172,6 +172,10 @@ struct OpenHandle {
   // This open's reads, as the kernel keeps read-ahead state per open file: only an open that
   // reads on from where it stopped gets read-ahead.
   SequentialStream reads;
+  // Where the pages end that this open's last read left to admit after its reply (0: it left
+  // none): a sequential reader's next request reads the backing from there before it looks in
+  // the cache.
+  std::atomic<std::uint64_t> deferred_fill_end{0};
   // This open's writes: in write-back a stream of them goes back behind its writer, also while
   // other opens write the file elsewhere (interleaved, they made no stream of the file's).
   SequentialStream writes;

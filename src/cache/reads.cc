@@ -4,12 +4,42 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <shared_mutex>
+#include <vector>
 
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {
 
-Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out) {
+// admit_missed() of a read's last miss, run after its reply (DeferredFill): it keeps the file,
+// its read lock and the read's buffer, which goes back to the reading thread afterwards.
+class EngineCore::MissFill final : public DeferredFill::Work {
+ public:
+  MissFill(EngineCore& core, std::shared_ptr<FileState> file, std::shared_lock<std::shared_mutex> lock,
+           std::uint64_t first_page, std::uint32_t count, std::vector<std::uint8_t>& buffer)
+      : core_(core), file_(std::move(file)), lock_(std::move(lock)), first_page_(first_page), count_(count),
+        home_(buffer) {
+    bytes_.swap(buffer);
+  }
+  void run() override {
+    // A failure has stopped the engine (fail()), which every later call reports.
+    [[maybe_unused]] const Status admitted = core_.admit_missed(file_->file_id, first_page_, count_, bytes_);
+    lock_.unlock();
+    if (home_.empty()) home_.swap(bytes_);
+  }
+
+ private:
+  EngineCore& core_;
+  std::shared_ptr<FileState> file_;
+  std::shared_lock<std::shared_mutex> lock_;
+  std::uint64_t first_page_;
+  std::uint32_t count_;
+  std::vector<std::uint8_t> bytes_;
+  std::vector<std::uint8_t>& home_;
+};
+
+Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, ByteSpan out, DeferredFill* later) {
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
   OpenHandle& opened = **open;
@@ -33,36 +63,65 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   const std::uint64_t last_page = (end - 1) / page_size_;
   const std::uint64_t eof_page = (size - 1) / page_size_;
   thread_local std::vector<std::uint8_t> pages;
+  std::uint32_t deferred = 0;  // pages of the last miss, from `page` on, left to `later`
+  // A sequential reader whose last request missed (its pages still being admitted, under the
+  // cache lock) likely misses again: its backing read goes first, while that admission runs,
+  // and stands for the pages still missing once the cache is looked at (the file lock keeps
+  // writes out in between).
+  const std::size_t buffer_bytes = std::size_t{options_.miss_read_pages + options_.read_ahead_pages} * page_size_;
+  const std::uint64_t fill_end = opened.deferred_fill_end.exchange(0);
+  const std::uint64_t speculated_page =
+      later != nullptr && continues && fill_end >= first_page && fill_end <= last_page ? fill_end : UINT64_MAX;
+  thread_local std::vector<std::uint8_t> ahead;  // the speculated read's bytes
+  std::uint32_t speculated = 0;
+  if (speculated_page != UINT64_MAX) {
+    const std::uint64_t requested = std::min<std::uint64_t>(last_page - speculated_page + 1, options_.miss_read_pages);
+    speculated = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(eof_page - speculated_page + 1, requested + read_ahead_pages));
+    ahead.resize(buffer_bytes);
+    const std::size_t bytes = std::size_t{speculated} * page_size_;
+    std::fill_n(ahead.begin(), bytes, std::uint8_t{0});
+    auto got = backing.read(speculated_page * page_size_, ByteSpan(ahead.data(), bytes));
+    if (!got.is_ok()) {
+      ++counters_.backing_errors;
+      return got.status();
+    }
+  }
 
   for (std::uint64_t page = first_page; page <= last_page;) {
     const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
-    pages.resize(std::size_t{options_.miss_read_pages + options_.read_ahead_pages} * page_size_);
+    pages.resize(buffer_bytes);
     const std::uint64_t run_start = page * page_size_;
+    const std::uint64_t requested = std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
+    const auto reach =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(eof_page - page + 1, requested + read_ahead_pages));
     // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
     const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
     const bool direct = direct_pages > 0;
     std::uint32_t served = 0;
     std::uint32_t missing = 0;
     std::uint32_t missing_requested = 0;  // of `missing`, the pages the request asked for
+    bool read_already = false;            // the speculated read holds the missing pages
     {
       std::unique_lock cache(cache_mutex_);
       FLASHDIR_TRY(check_alive());
-      auto hit = direct ? read_hit(cache, file.file_id, page,
-                                   static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
-                                   out.subspan(run_start - offset))
-                        : read_hit(cache, file.file_id, page, wanted, pages);
-      if (!hit.is_ok()) return hit.status();
-      served = *hit;
-      if (served == 0) {
+      if (page == speculated_page && !slots_->find(file.file_id, page)) {
+        missing = missing_run(file.file_id, page, speculated);
+        read_already = true;
+        pages.swap(ahead);
+      } else {
+        auto hit = direct ? read_hit(cache, file.file_id, page,
+                                     static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, direct_pages)),
+                                     out.subspan(run_start - offset))
+                          : read_hit(cache, file.file_id, page, wanted, pages);
+        if (!hit.is_ok()) return hit.status();
+        served = *hit;
         // The miss goes on to the end of the request (up to miss_read_pages: one backing read,
         // which a store that overlaps its round trips serves in one), and past it by the
         // read-ahead, up to the end of the file.
-        const std::uint64_t requested = std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
-        const auto reach = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(eof_page - page + 1, requested + read_ahead_pages));
-        missing = missing_run(file.file_id, page, reach);
-        missing_requested = static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, requested));
+        if (served == 0) missing = missing_run(file.file_id, page, reach);
       }
+      missing_requested = static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, requested));
     }
     if (served > 0) {
       counters_.read_hit_pages += served;
@@ -72,36 +131,49 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
       }
     } else {
       const std::size_t bytes = std::size_t{missing} * page_size_;
-      std::fill_n(pages.begin(), bytes, std::uint8_t{0});
-      auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
-      if (!got.is_ok()) {
-        ++counters_.backing_errors;
-        return got.status();
+      if (!read_already) {
+        std::fill_n(pages.begin(), bytes, std::uint8_t{0});
+        auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
+        if (!got.is_ok()) {
+          ++counters_.backing_errors;
+          return got.status();
+        }
       }
       served = missing_requested;
       counters_.read_miss_pages += served;
       counters_.read_ahead_pages += missing - served;
-      if (admit) {
-        std::uint32_t first_admitted = 0;
-        while (first_admitted < missing && !promoted(file.file_id, page + first_admitted)) ++first_admitted;
-        if (first_admitted < missing) {
-          std::lock_guard cache(cache_mutex_);
-          FLASHDIR_TRY(check_alive());
-          auto stored = store_pages(file.file_id, page + first_admitted, missing - first_admitted,
-                                    ConstByteSpan(pages).subspan(std::size_t{first_admitted} * page_size_), true);
-          if (!stored.is_ok()) return stored.status();
-        }
-      } else {
+      if (!admit) {
         counters_.cutoff_bypassed_pages += missing;
+      } else if (later != nullptr && page + served > last_page) {
+        deferred = missing;  // the request ends here: the caller admits them after its reply
+      } else {
+        FLASHDIR_TRY(admit_missed(file.file_id, page, missing, ConstByteSpan(pages).first(bytes)));
       }
     }
     // Copy the part of the served pages the caller asked for.
     const std::uint64_t from = std::max(offset, run_start);
     const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
     std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);
+    if (deferred != 0) {
+      opened.deferred_fill_end = page + deferred;
+      *later = DeferredFill(std::make_unique<MissFill>(*this, opened.file, std::move(file_lock), page, deferred, pages));
+      break;
+    }
     page += served;
   }
   return static_cast<std::size_t>(end - offset);
+}
+
+Status EngineCore::admit_missed(std::uint64_t file_id, std::uint64_t first_page, std::uint32_t count,
+                                ConstByteSpan bytes) {
+  std::uint32_t first_admitted = 0;
+  while (first_admitted < count && !promoted(file_id, first_page + first_admitted)) ++first_admitted;
+  if (first_admitted == count) return Status::ok();
+  std::lock_guard cache(cache_mutex_);
+  FLASHDIR_TRY(check_alive());
+  auto stored = store_pages(file_id, first_page + first_admitted, count - first_admitted,
+                            bytes.subspan(std::size_t{first_admitted} * page_size_), true);
+  return stored.status();
 }
 
 EngineCore::CachedRun EngineCore::cached_run(std::uint64_t file_id, std::uint64_t page, std::uint32_t max_pages) const {

@@ -39,9 +39,9 @@ class EngineOpenFile final : public OpenFile {
     if (Status s = engine().release(handle_); !s.is_ok()) spdlog::error("releasing a cached file: {}", s.to_string());
   }
 
-  SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override {
+  SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out, cache::DeferredFill* later) override {
     if (PassthroughFile* direct = direct_path()) return direct->read(offset, out);
-    auto n = engine().read(handle_, offset, out);
+    auto n = engine().read(handle_, offset, out, later);
     if (n.is_ok()) return *n;
     if (PassthroughFile* direct = leave_stopped_cache()) return direct->read(offset, out);
     return errno_for(n.status());

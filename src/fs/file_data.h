@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "flashdir/cache/engine.h"
 #include "flashdir/file_io.h"
 #include "flashdir/types.h"
 #include "fs/caller_backing_fd.h"
@@ -27,8 +28,9 @@ namespace flashdir::fs {
 class OpenFile {
  public:
   virtual ~OpenFile() = default;
-  // Bytes at `offset`; fewer than out.size() only at end of file.
-  virtual SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) = 0;
+  // Bytes at `offset`; fewer than out.size() only at end of file. A cached file may leave the
+  // admission of the pages it missed in `later` (if given), to run once the bytes are sent.
+  virtual SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out, cache::DeferredFill* later) = 0;
   // With `append` the bytes go to the end of the file whatever `offset` says. It is the
   // descriptor's O_APPEND as the write request carries it, not as it was opened: fcntl(F_SETFL)
   // turns it on and off on an open descriptor.

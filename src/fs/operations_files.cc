@@ -248,13 +248,16 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_fil
   thread_local std::vector<std::uint8_t> buffer;
   if (buffer.size() < size) buffer.resize(size);
   OpenFile& file = open_file(fi);
+  // The pages a miss brought in are admitted after the reply (cache::DeferredFill), under the
+  // data lock still: the reader's next request meets the backing sooner.
   std::shared_lock reading(inode_of(context, ino).data_lock());
-  auto n = file.read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size));
-  reading.unlock();
+  cache::DeferredFill fill;
+  auto n = file.read(static_cast<std::uint64_t>(offset), ByteSpan(buffer.data(), size), &fill);
   if (!n.is_ok()) return reply_error(req, n.error());
   note_access(context, ino, file);
   context.counters.count_file_read(*n, file.bypasses_cache());
   fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *n);
+  fill.run();
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset, fuse_file_info* fi) {
@@ -336,7 +339,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_fi
   while (copied < len) {
     const std::size_t want = std::min(len - copied, chunk.size());
     std::shared_lock reading(inode_of(context, ino_in).data_lock());
-    auto n = open_file(fi_in).read(static_cast<std::uint64_t>(off_in) + copied, ByteSpan(chunk.data(), want));
+    auto n = open_file(fi_in).read(static_cast<std::uint64_t>(off_in) + copied, ByteSpan(chunk.data(), want), nullptr);
     reading.unlock();
     if (!n.is_ok()) {
       if (copied != 0) break;

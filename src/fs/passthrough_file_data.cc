@@ -33,7 +33,7 @@ SysResult<bool> PassthroughFileData::truncate_unopened(int path_fd, const std::s
 // pread/pwrite loop until done, end of file, or an error after nothing was moved; a short
 // transfer from the backing (a signal, a network file system) must not reach the caller as
 // a short read in the middle of a file.
-SysResult<std::size_t> PassthroughFile::read(std::uint64_t offset, ByteSpan out) {
+SysResult<std::size_t> PassthroughFile::read(std::uint64_t offset, ByteSpan out, cache::DeferredFill*) {
   std::size_t done = 0;
   while (done < out.size()) {
     const ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));

@@ -23,7 +23,7 @@ class PassthroughFile final : public OpenFile {
   explicit PassthroughFile(UniqueFd fd);
   // The open file of `backing`, opened now if it was left to its first use.
   static SysResult<std::unique_ptr<OpenFile>> open(CallerBackingFd& backing);
-  SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out) override;
+  SysResult<std::size_t> read(std::uint64_t offset, ByteSpan out, cache::DeferredFill* later = nullptr) override;
   SysResult<std::size_t> write(std::uint64_t offset, ConstByteSpan in, bool append) override;
   SysResult<bool> truncate(std::uint64_t size_bytes) override;
   SysResult<bool> fallocate(int mode, std::uint64_t offset, std::uint64_t length) override;

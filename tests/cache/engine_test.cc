@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "cache/meta/metadata_store.h"
 #include "engine_rig.h"
 #include "flashdir/file_io.h"
@@ -54,6 +58,96 @@ TEST_CASE("read-ahead admits the pages after a miss, up to the end of the file")
   CHECK(rig.engine().stats().read_ahead_pages == 4);
   CHECK(rig.read_through("f", 8 * rig.page_size(), 2 * rig.page_size()) == slice(bytes, 8 * rig.page_size(), 2 * rig.page_size()));
   CHECK(rig.engine().stats().cached_pages == 7);  // pages 8 and 9: the file ends there
+}
+
+TEST_CASE("a miss at the end of a read may leave its pages to admit after the reply") {
+  EngineOptions options;
+  options.read_ahead_pages = 4;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  const auto bytes = pattern(3, 16 * P);
+  rig.put("f", bytes);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> out(2 * P);
+  flashdir::cache::DeferredFill later;
+  REQUIRE(rig.engine().read(*file, 0, out, &later).is_ok());
+  CHECK(out == slice(bytes, 0, 2 * P));  // the bytes are there before the fill
+  CHECK(rig.engine().stats().cached_pages == 0);
+
+  // A write waits for the fill (the file's read lock), then replaces what it admitted.
+  const std::vector<std::uint8_t> written(P, 0xab);
+  std::atomic<bool> wrote{false};
+  std::thread writer([&] {
+    REQUIRE(rig.engine().write(*file, P, written).is_ok());
+    wrote = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(wrote.load());
+  later.run();
+  writer.join();
+  CHECK(rig.engine().stats().cached_pages == 6);  // the 2 pages asked for and 4 read ahead
+  std::vector<std::uint8_t> again(3 * P);
+  REQUIRE(rig.engine().read(*file, 0, again).is_ok());
+  auto expected = slice(bytes, 0, 3 * P);
+  std::copy(written.begin(), written.end(), expected.begin() + P);
+  CHECK(again == expected);
+
+  // A fill not run is run by its destruction, before the file's release goes on.
+  std::vector<std::uint8_t> tail(P);
+  {
+    flashdir::cache::DeferredFill pending;
+    REQUIRE(rig.engine().read(*file, 10 * P, tail, &pending).is_ok());
+    CHECK(tail == slice(bytes, 10 * P, P));
+  }
+  CHECK(rig.engine().stats().cached_pages == 7);
+  REQUIRE(rig.engine().release(*file).is_ok());
+}
+
+TEST_CASE("a sequential reader's next request reads the backing before the cache, and it stands only for pages "
+          "still missing") {
+  EngineOptions options;
+  options.read_ahead_pages = 4;
+  EngineRig rig(options);
+  const std::uint32_t P = rig.page_size();
+  const auto bytes = pattern(4, 32 * P);
+  rig.put("f", bytes);
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  std::vector<std::uint8_t> out(2 * P);
+  {
+    flashdir::cache::DeferredFill later;
+    REQUIRE(rig.engine().read(*file, 0, out, &later).is_ok());  // pages 0-1, and 2-5 read ahead
+  }
+  // The next request (pages 2-7) starts where the last one's pages end: page 6 is read from the
+  // backing first, then pages 2-5 hit, then the read of page 6 on stands.
+  std::vector<std::uint8_t> next(6 * P);
+  const auto reads_before = rig.backing_faults().reads.load();
+  {
+    flashdir::cache::DeferredFill later;
+    REQUIRE(rig.engine().read(*file, 2 * P, next, &later).is_ok());
+    CHECK(next == slice(bytes, 2 * P, 6 * P));
+  }
+  CHECK(rig.backing_faults().reads.load() - reads_before == 1);
+  CHECK(rig.engine().stats().read_hit_pages == 4);
+
+  // A page the speculation read that is cached by the time the cache is looked at (another
+  // open read it meanwhile) is served from the cache, and the speculation is dropped.
+  std::vector<std::uint8_t> first(2 * P);
+  flashdir::cache::DeferredFill pending;
+  REQUIRE(rig.engine().read(*file, 8 * P, first, &pending).is_ok());  // pages 8-9, 10-13 ahead, left pending
+  CHECK(rig.read_through("f", 14 * P, P) == slice(bytes, 14 * P, P));  // page 14, by another open
+  std::vector<std::uint8_t> rest(8 * P);
+  {
+    flashdir::cache::DeferredFill later;
+    REQUIRE(rig.engine().read(*file, 10 * P, rest, &later).is_ok());  // speculates from page 14
+    CHECK(rest == slice(bytes, 10 * P, 8 * P));
+  }
+  pending.run();
+  std::vector<std::uint8_t> all(18 * P);
+  REQUIRE(rig.engine().read(*file, 0, all).is_ok());
+  CHECK(all == slice(bytes, 0, 18 * P));
+  REQUIRE(rig.engine().release(*file).is_ok());
 }
 
 TEST_CASE("read-ahead follows an open that reads on sequentially, never a random read") {

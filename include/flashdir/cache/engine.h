@@ -174,6 +174,39 @@ struct EngineServices {
 
 class EngineCore;
 
+// The admission into the cache of the pages a read missed, left by Engine::read to its caller
+// to run once the reader has its bytes: the reply need not wait for the pages' programs, and a
+// sequential reader's next request reaches the backing while they are made. Until it has run
+// (destruction runs it) it holds the file's read lock, so a write, a truncate or the file's last
+// release waits for it. Run it on the thread that read, before that thread reads again.
+class DeferredFill {
+ public:
+  class Work {
+   public:
+    virtual ~Work() = default;
+    virtual void run() = 0;
+  };
+  DeferredFill() = default;
+  explicit DeferredFill(std::unique_ptr<Work> work) : work_(std::move(work)) {}
+  DeferredFill(DeferredFill&&) noexcept = default;
+  DeferredFill& operator=(DeferredFill&& other) noexcept {
+    if (this != &other) {
+      run();
+      work_ = std::move(other.work_);
+    }
+    return *this;
+  }
+  ~DeferredFill() { run(); }
+  // Admits the pages; a failure is the engine's (it stops, as at any chip failure), not the
+  // read's, which was served.
+  void run() {
+    if (auto work = std::move(work_)) work->run();
+  }
+
+ private:
+  std::unique_ptr<Work> work_;
+};
+
 class Engine {
  public:
   // Opens the engine over an FTL, catalog and backing store that outlive it (and the services,
@@ -201,8 +234,11 @@ class Engine {
   // the engine takes them instead of a stat of its own.
   Result<FileHandle> open_file(std::string_view relative_path, std::unique_ptr<BackingFile> file,
                                const BackingAttributes& attributes);
-  // Reads into `out`; returns the bytes read, fewer only at end of file.
-  Result<std::size_t> read(FileHandle file, std::uint64_t offset, ByteSpan out);
+  // Reads into `out`; returns the bytes read, fewer only at end of file. With `later`, the
+  // pages a miss at the end of the request brought in may be left there to admit (DeferredFill),
+  // and the open's next sequential request reads on from them before it looks in the cache
+  // (doc/cache.md "Reads").
+  Result<std::size_t> read(FileHandle file, std::uint64_t offset, ByteSpan out, DeferredFill* later = nullptr);
   // Writes all of `data` (per the write mode); returns data.size().
   Result<std::size_t> write(FileHandle file, std::uint64_t offset, ConstByteSpan data);
   // Writes `data` at the end of the file (O_APPEND): the end as the engine has it (in
