@@ -155,7 +155,9 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
     const std::uint64_t to = std::min(end, run_start + std::uint64_t{served} * page_size_);
     std::memcpy(out.data() + (from - offset), pages.data() + (from - run_start), to - from);
     if (deferred != 0) {
-      opened.deferred_fill_end = page + deferred;
+      // Only a miss that ran its full reach (no cached page cut it short) says that the pages
+      // after it are likely missing too.
+      opened.deferred_fill_end = deferred == reach ? page + deferred : 0;
       *later = DeferredFill(std::make_unique<MissFill>(*this, opened.file, std::move(file_lock), page, deferred, pages));
       break;
     }
