@@ -72,29 +72,38 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
   const std::uint64_t fill_end = opened.deferred_fill_end.exchange(0);
   const std::uint64_t speculated_page =
       later != nullptr && continues && fill_end >= first_page && fill_end <= last_page ? fill_end : UINT64_MAX;
+  // A miss at `page` reads on to the end of the request (up to miss_read_pages: one backing
+  // read, which a store that overlaps its round trips serves in one), and past it by the
+  // read-ahead, up to the end of the file.
+  auto requested_from = [&](std::uint64_t page) {
+    return std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
+  };
+  auto reach_from = [&](std::uint64_t page) {
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(eof_page - page + 1, requested_from(page) + read_ahead_pages));
+  };
+  // `count` pages from `page` on, from the backing file into `buffer` (zeros past its end).
+  auto read_backing = [&](std::uint64_t page, std::uint32_t count, std::vector<std::uint8_t>& buffer) {
+    const std::size_t bytes = std::size_t{count} * page_size_;
+    std::fill_n(buffer.begin(), bytes, std::uint8_t{0});
+    auto got = backing.read(page * page_size_, ByteSpan(buffer.data(), bytes));
+    if (!got.is_ok()) ++counters_.backing_errors;
+    return got.status();
+  };
   thread_local std::vector<std::uint8_t> ahead;  // the speculated read's bytes
   std::uint32_t speculated = 0;
   if (speculated_page != UINT64_MAX) {
-    const std::uint64_t requested = std::min<std::uint64_t>(last_page - speculated_page + 1, options_.miss_read_pages);
-    speculated = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(eof_page - speculated_page + 1, requested + read_ahead_pages));
+    speculated = reach_from(speculated_page);
     ahead.resize(buffer_bytes);
-    const std::size_t bytes = std::size_t{speculated} * page_size_;
-    std::fill_n(ahead.begin(), bytes, std::uint8_t{0});
-    auto got = backing.read(speculated_page * page_size_, ByteSpan(ahead.data(), bytes));
-    if (!got.is_ok()) {
-      ++counters_.backing_errors;
-      return got.status();
-    }
+    FLASHDIR_TRY(read_backing(speculated_page, speculated, ahead));
   }
 
   for (std::uint64_t page = first_page; page <= last_page;) {
     const auto wanted = static_cast<std::uint32_t>(std::min<std::uint64_t>(last_page - page + 1, kMaxRunPages));
     pages.resize(buffer_bytes);
     const std::uint64_t run_start = page * page_size_;
-    const std::uint64_t requested = std::min<std::uint64_t>(last_page - page + 1, options_.miss_read_pages);
-    const auto reach =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(eof_page - page + 1, requested + read_ahead_pages));
+    const std::uint64_t requested = requested_from(page);
+    const std::uint32_t reach = reach_from(page);
     // Whole pages the caller's buffer takes from `page` on: a hit reads them straight into it.
     const std::uint64_t direct_pages = run_start < offset ? 0 : (offset + out.size() - run_start) / page_size_;
     const bool direct = direct_pages > 0;
@@ -116,9 +125,6 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
                           : read_hit(cache, file.file_id, page, wanted, pages);
         if (!hit.is_ok()) return hit.status();
         served = *hit;
-        // The miss goes on to the end of the request (up to miss_read_pages: one backing read,
-        // which a store that overlaps its round trips serves in one), and past it by the
-        // read-ahead, up to the end of the file.
         if (served == 0) missing = missing_run(file.file_id, page, reach);
       }
       missing_requested = static_cast<std::uint32_t>(std::min<std::uint64_t>(missing, requested));
@@ -130,15 +136,7 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
         continue;
       }
     } else {
-      const std::size_t bytes = std::size_t{missing} * page_size_;
-      if (!read_already) {
-        std::fill_n(pages.begin(), bytes, std::uint8_t{0});
-        auto got = backing.read(page * page_size_, ByteSpan(pages.data(), bytes));
-        if (!got.is_ok()) {
-          ++counters_.backing_errors;
-          return got.status();
-        }
-      }
+      if (!read_already) FLASHDIR_TRY(read_backing(page, missing, pages));
       served = missing_requested;
       counters_.read_miss_pages += served;
       counters_.read_ahead_pages += missing - served;
@@ -147,7 +145,8 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
       } else if (later != nullptr && page + served > last_page) {
         deferred = missing;  // the request ends here: the caller admits them after its reply
       } else {
-        FLASHDIR_TRY(admit_missed(file.file_id, page, missing, ConstByteSpan(pages).first(bytes)));
+        const ConstByteSpan bytes = ConstByteSpan(pages).first(std::size_t{missing} * page_size_);
+        FLASHDIR_TRY(admit_missed(file.file_id, page, missing, bytes));
       }
     }
     // Copy the part of the served pages the caller asked for.
@@ -158,7 +157,8 @@ Result<std::size_t> EngineCore::read(FileHandle handle, std::uint64_t offset, By
       // Only a miss that ran its full reach (no cached page cut it short) says that the pages
       // after it are likely missing too.
       opened.deferred_fill_end = deferred == reach ? page + deferred : 0;
-      *later = DeferredFill(std::make_unique<MissFill>(*this, opened.file, std::move(file_lock), page, deferred, pages));
+      auto fill = std::make_unique<MissFill>(*this, opened.file, std::move(file_lock), page, deferred, pages);
+      *later = DeferredFill(std::move(fill));
       break;
     }
     page += served;

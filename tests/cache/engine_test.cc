@@ -60,18 +60,38 @@ TEST_CASE("read-ahead admits the pages after a miss, up to the end of the file")
   CHECK(rig.engine().stats().cached_pages == 7);  // pages 8 and 9: the file ends there
 }
 
+namespace {
+
+// A rig with 4 pages of read-ahead, and `pages` pages of `seed`'s pattern in "f", opened.
+struct ReadAheadFile {
+  explicit ReadAheadFile(std::uint64_t seed, std::uint32_t pages) : rig(options()) {
+    bytes = pattern(seed, std::size_t{pages} * rig.page_size());
+    rig.put("f", bytes);
+    auto opened = rig.engine().open_file("f");
+    REQUIRE(opened.is_ok());
+    file = *opened;
+  }
+  static EngineOptions options() {
+    EngineOptions options;
+    options.read_ahead_pages = 4;
+    return options;
+  }
+  EngineRig rig;
+  std::vector<std::uint8_t> bytes;
+  FileHandle file{};
+};
+
+}  // namespace
+
 TEST_CASE("a miss at the end of a read may leave its pages to admit after the reply") {
-  EngineOptions options;
-  options.read_ahead_pages = 4;
-  EngineRig rig(options);
+  ReadAheadFile f(3, 16);
+  EngineRig& rig = f.rig;
   const std::uint32_t P = rig.page_size();
-  const auto bytes = pattern(3, 16 * P);
-  rig.put("f", bytes);
-  auto file = rig.engine().open_file("f");
-  REQUIRE(file.is_ok());
+  const auto& bytes = f.bytes;
+  const FileHandle file = f.file;
   std::vector<std::uint8_t> out(2 * P);
   flashdir::cache::DeferredFill later;
-  REQUIRE(rig.engine().read(*file, 0, out, &later).is_ok());
+  REQUIRE(rig.engine().read(file, 0, out, &later).is_ok());
   CHECK(out == slice(bytes, 0, 2 * P));  // the bytes are there before the fill
   CHECK(rig.engine().stats().cached_pages == 0);
 
@@ -80,7 +100,7 @@ TEST_CASE("a miss at the end of a read may leave its pages to admit after the re
   std::atomic<bool> wrote{false};
   bool write_ok = false;  // Catch2's assertions stay on the test's thread
   std::thread writer([&] {
-    write_ok = rig.engine().write(*file, P, written).is_ok();
+    write_ok = rig.engine().write(file, P, written).is_ok();
     wrote = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -90,7 +110,7 @@ TEST_CASE("a miss at the end of a read may leave its pages to admit after the re
   CHECK(write_ok);
   CHECK(rig.engine().stats().cached_pages == 6);  // the 2 pages asked for and 4 read ahead
   std::vector<std::uint8_t> again(3 * P);
-  REQUIRE(rig.engine().read(*file, 0, again).is_ok());
+  REQUIRE(rig.engine().read(file, 0, again).is_ok());
   auto expected = slice(bytes, 0, 3 * P);
   std::copy(written.begin(), written.end(), expected.begin() + P);
   CHECK(again == expected);
@@ -99,27 +119,24 @@ TEST_CASE("a miss at the end of a read may leave its pages to admit after the re
   std::vector<std::uint8_t> tail(P);
   {
     flashdir::cache::DeferredFill pending;
-    REQUIRE(rig.engine().read(*file, 10 * P, tail, &pending).is_ok());
+    REQUIRE(rig.engine().read(file, 10 * P, tail, &pending).is_ok());
     CHECK(tail == slice(bytes, 10 * P, P));
   }
   CHECK(rig.engine().stats().cached_pages == 7);
-  REQUIRE(rig.engine().release(*file).is_ok());
+  REQUIRE(rig.engine().release(file).is_ok());
 }
 
 TEST_CASE("a sequential reader's next request reads the backing before the cache, and it stands only for pages "
           "still missing") {
-  EngineOptions options;
-  options.read_ahead_pages = 4;
-  EngineRig rig(options);
+  ReadAheadFile f(4, 32);
+  EngineRig& rig = f.rig;
   const std::uint32_t P = rig.page_size();
-  const auto bytes = pattern(4, 32 * P);
-  rig.put("f", bytes);
-  auto file = rig.engine().open_file("f");
-  REQUIRE(file.is_ok());
+  const auto& bytes = f.bytes;
+  const FileHandle file = f.file;
   std::vector<std::uint8_t> out(2 * P);
   {
     flashdir::cache::DeferredFill later;
-    REQUIRE(rig.engine().read(*file, 0, out, &later).is_ok());  // pages 0-1, and 2-5 read ahead
+    REQUIRE(rig.engine().read(file, 0, out, &later).is_ok());  // pages 0-1, and 2-5 read ahead
   }
   // The next request (pages 2-7) starts where the last one's pages end: page 6 is read from the
   // backing first, then pages 2-5 hit, then the read of page 6 on stands.
@@ -127,7 +144,7 @@ TEST_CASE("a sequential reader's next request reads the backing before the cache
   const auto reads_before = rig.backing_faults().reads.load();
   {
     flashdir::cache::DeferredFill later;
-    REQUIRE(rig.engine().read(*file, 2 * P, next, &later).is_ok());
+    REQUIRE(rig.engine().read(file, 2 * P, next, &later).is_ok());
     CHECK(next == slice(bytes, 2 * P, 6 * P));
   }
   CHECK(rig.backing_faults().reads.load() - reads_before == 1);
@@ -137,19 +154,19 @@ TEST_CASE("a sequential reader's next request reads the backing before the cache
   // open read it meanwhile) is served from the cache, and the speculation is dropped.
   std::vector<std::uint8_t> first(2 * P);
   flashdir::cache::DeferredFill pending;
-  REQUIRE(rig.engine().read(*file, 8 * P, first, &pending).is_ok());  // pages 8-9, 10-13 ahead, left pending
+  REQUIRE(rig.engine().read(file, 8 * P, first, &pending).is_ok());  // pages 8-9, 10-13 ahead, left pending
   CHECK(rig.read_through("f", 14 * P, P) == slice(bytes, 14 * P, P));  // page 14, by another open
   std::vector<std::uint8_t> rest(8 * P);
   {
     flashdir::cache::DeferredFill later;
-    REQUIRE(rig.engine().read(*file, 10 * P, rest, &later).is_ok());  // speculates from page 14
+    REQUIRE(rig.engine().read(file, 10 * P, rest, &later).is_ok());  // speculates from page 14
     CHECK(rest == slice(bytes, 10 * P, 8 * P));
   }
   pending.run();
   std::vector<std::uint8_t> all(18 * P);
-  REQUIRE(rig.engine().read(*file, 0, all).is_ok());
+  REQUIRE(rig.engine().read(file, 0, all).is_ok());
   CHECK(all == slice(bytes, 0, 18 * P));
-  REQUIRE(rig.engine().release(*file).is_ok());
+  REQUIRE(rig.engine().release(file).is_ok());
 }
 
 TEST_CASE("read-ahead follows an open that reads on sequentially, never a random read") {
