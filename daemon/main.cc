@@ -36,7 +36,8 @@ constexpr const char* kOptionsHelp = R"(Mount options (-o, comma-separated, may 
                          the cache stops and the mount serves from the backing until space returns
   consistency=MODEL      when a change made behind the mount is seen: cto (default; NFS's close-to-open:
                          a file's data at its next open, names and attributes within 3 to 60 s, a
-                         tenth of the time since they changed) | readmostly (within 300 s) | strict
+                         tenth of the time since they changed) | readmostly (data, names and
+                         attributes within 300 s; a warm open asks the backing nothing) | strict
                          (at the next system call; the kernel caches nothing)
   actimeo=SECONDS        a fixed bound for names, attributes and missing names (fractions allowed)
   name_cache=N           names (with their attributes, or missing) the daemon itself remembers within

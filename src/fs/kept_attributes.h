@@ -35,8 +35,10 @@ struct AttributeStamp {
 // Taken right before the backing is asked for `inode`'s attributes.
 AttributeStamp stamp_attributes(const MountContext& context, Inode& inode);
 // Keeps `st`, the backing's answer, unless a change overtook it or it may not be kept; what was
-// kept before goes then, unless `st` says the same.
-void keep_attributes(const MountContext& context, Inode& inode, const struct stat& st, const AttributeStamp& stamp);
+// kept before goes then, unless `st` says the same. `opened`: the statx an open made, of which
+// `st` is the view.
+void keep_attributes(const MountContext& context, Inode& inode, const struct stat& st, const AttributeStamp& stamp,
+                     const struct statx* opened = nullptr);
 
 struct KeptAnswer {
   struct stat st;
@@ -44,5 +46,11 @@ struct KeptAnswer {
 };
 // The attributes kept for `inode`, if they still hold.
 std::optional<KeptAnswer> kept_answer(const MountContext& context, Inode& inode);
+
+// Under readmostly, the statx an earlier open of `inode` kept, if it still holds: an open within
+// the model's bound asks the backing nothing, as NFS's nocto mounts and rclone's directory cache
+// do, and a file's data changed behind the mount is seen within the bound (doc/daemon.md
+// "Consistency"). Under cto and strict an open always stats the file (close-to-open).
+std::optional<struct statx> kept_open_answer(const MountContext& context, Inode& inode);
 
 }  // namespace flashdir::fs

@@ -50,10 +50,12 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
 
 // The stamp of the inode's attributes taken when the open began, before any stat of it, and a
 // stat made for the open before finish_open (opening an inode known by name only checks it so),
-// past the backing's attribute cache.
+// past the backing's attribute cache; or, within readmostly's bound, the one an earlier open
+// kept (`kept`: the backing is asked nothing, and the answer is not kept again).
 struct StatForOpen {
   AttributeStamp stamp;
   std::optional<struct statx> fresh;
+  bool kept = false;
 };
 
 // Hands the caller's backing file (opened, or left to its first use) to the FileData and
@@ -68,8 +70,11 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   // One stat of the file serves the data path and the kernel's cache (a round trip less on a
   // network store), unless this open changes the file below. A file not opened is stat'ed past
   // any attribute cache of the backing file system's own (NFS revalidates at open, not at stat),
-  // so that close-to-open holds as an open of it would.
+  // so that close-to-open holds as an open of it would; under readmostly, within the bound, the
+  // stat an earlier open kept serves instead (the engine asks again where it finds a change).
   const bool reuse = made.fresh && !backing->opened();
+  const bool from_memory = reuse && made.kept;
+  if (from_memory) context.counters.count_open_from_memory();
   auto attributes = reuse ? SysResult<struct statx>(*made.fresh)
                           : statx_of(backing->reference(), STATX_BASIC_STATS | STATX_BTIME,
                                      backing->opened() ? 0 : AT_STATX_FORCE_SYNC);
@@ -107,7 +112,7 @@ void finish_open(fuse_req_t req, MountContext& context, Inode& inode, fuse_ino_t
   inode.add_open_file(opened);
   // The kernel's fstat after its first read of the file is answered from this stat (a read
   // that moves the access time forgets it again; a change this open made goes just below).
-  if (!changed) keep_attributes(context, inode, st, made.stamp);
+  if (!changed && !from_memory) keep_attributes(context, inode, st, made.stamp, &*attributes);
   // The metadata cache keeps nothing of a file open for writing (attributes_may_be_kept); what
   // it had goes now. So does what it had of a file this open changed.
   if (opened->opened_for_writing() || changed) note_attributes_changed(context, inode);
@@ -230,6 +235,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (context.name_opener != nullptr) context.name_opener->open_siblings_soon(inode);
   auto path_fd = context.inodes->path_fd(inode, &made.fresh);
   if (!path_fd.is_ok()) return reply_error(req, path_fd.error());
+  if (!made.fresh) {
+    made.fresh = kept_open_answer(context, inode);
+    made.kept = made.fresh.has_value();
+  }
   // A reader whose data the cache serves opens the backing file when first needed
   // (caller_backing_fd.h); the kernel has checked its access already (default_permissions).
   const bool reader = (fi->flags & O_ACCMODE) == O_RDONLY && (fi->flags & O_TRUNC) == 0;

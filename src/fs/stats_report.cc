@@ -76,6 +76,7 @@ std::vector<StatsSection> OpCounters::sections() const {
   data.rows.emplace_back("errors", errors_.load(std::memory_order_relaxed));
   data.rows.emplace_back("capability_xattr_from_memory", capability_from_memory_.load(std::memory_order_relaxed));
   data.rows.emplace_back("getattr_from_memory", attributes_from_memory_.load(std::memory_order_relaxed));
+  data.rows.emplace_back("opens_from_memory", opens_from_memory_.load(std::memory_order_relaxed));
   return {std::move(requests), std::move(data)};
 }
 

@@ -41,6 +41,8 @@ class OpCounters {
   void count_capability_from_memory() { capability_from_memory_.fetch_add(1, std::memory_order_relaxed); }
   // A GETATTR answered from the attributes an open or a getattr just got (kept_attributes.h).
   void count_attributes_from_memory() { attributes_from_memory_.fetch_add(1, std::memory_order_relaxed); }
+  // An open that stood on the stat an earlier open kept (readmostly, kept_open_answer).
+  void count_open_from_memory() { opens_from_memory_.fetch_add(1, std::memory_order_relaxed); }
   // A read or write of a regular file's data (the control files' are not counted), and whether
   // it went straight to the backing file, through no cache (`pass_through`).
   void count_file_read(std::uint64_t bytes, bool pass_through);
@@ -53,6 +55,7 @@ class OpCounters {
   std::atomic<std::uint64_t> errors_{0};
   std::atomic<std::uint64_t> capability_from_memory_{0};
   std::atomic<std::uint64_t> attributes_from_memory_{0};
+  std::atomic<std::uint64_t> opens_from_memory_{0};
   std::atomic<std::uint64_t> read_requests_{0};
   std::atomic<std::uint64_t> read_bytes_{0};
   std::atomic<std::uint64_t> pass_through_read_bytes_{0};

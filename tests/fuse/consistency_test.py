@@ -3,7 +3,9 @@
 Each model is mounted and tried the same way:
 - a change made through the mount is seen at once, in every model;
 - a file's data changed behind the mount (rewritten, grown, a same-size rewrite) is read fresh
-  at its next open, in every model, even while the kernel still holds the file's old size;
+  at its next open under strict and cto, even while the kernel still holds the file's old size;
+  under readmostly an open within the bound asks the backing nothing, and the change is read
+  once the bound has passed, never later;
 - an unchanged file's pages, and an unchanged directory's listing, stay in the kernel between
   opens (no READ or READDIR reaches the daemon for a re-read) except under strict, where every
   open drops them; a listing changed through the mount is read fresh at the next opendir, one
@@ -68,6 +70,7 @@ def through_the_mount(check, name, mnt):
 
 
 def data_behind(check, name, backing, mnt):
+    """Close-to-open: each change behind the mount is read at the next open."""
     write(f"{backing}/data", b"A" * 8192)
     check.check(harness.read_all(f"{mnt}/data") == b"A" * 8192, f"{name}: first read")
     check.check(os.stat(f"{mnt}/data").st_size == 8192, f"{name}: the kernel knows the size")
@@ -175,11 +178,62 @@ def models(check, top):
         os.makedirs(mnt)
         with harness.Mount(backing, mnt, f"{top}/{name}-c", options):
             through_the_mount(check, name, mnt)
-            data_behind(check, name, backing, mnt)
+            if name != "readmostly":  # readmostly_data_within_the_bound
+                data_behind(check, name, backing, mnt)
             page_cache_kept(check, name, backing, mnt, keeps=name != "strict")
             bound = {"strict": 0, "cto": BOUND, "readmostly": None}[name]
             listings(check, name, backing, mnt, keeps=name != "strict", bound=bound)
             names_behind(check, name, backing, mnt, bound)
+
+
+def readmostly_data_within_the_bound(check, top):
+    """Under readmostly an open within the bound stands on the stat an earlier open kept
+    (kept_attributes.h kept_open_answer): a file's data changed behind the mount is read once the
+    bound has passed, never later; a change through the mount, or of any name, at once. Every
+    change behind leaves the access time after the modification time, so that no read moves it
+    (a read that does forgets what is kept)."""
+    backing, mnt = f"{top}/rm-data-b", f"{top}/rm-data-m"
+    os.makedirs(backing)
+    os.makedirs(mnt)
+    bound = 3
+
+    def behind(data, mode="wb"):
+        with open(f"{backing}/data", mode) as f:
+            f.write(data)
+        now = time.time()
+        os.utime(f"{backing}/data", (now, now - 100))
+
+    def opens_from_memory():
+        return stats(mnt)["data"]["opens_from_memory"]
+
+    def read_standing_on_memory(expected, what):
+        before = opens_from_memory()
+        check.check(harness.read_all(f"{mnt}/data") == expected, f"readmostly: {what}: read")
+        return opens_from_memory() - before
+
+    with harness.Mount(backing, mnt, f"{top}/rm-data-c", f"consistency=readmostly,actimeo={bound}"):
+        behind(b"A" * 8192)
+        check.check(read_standing_on_memory(b"A" * 8192, "first open") == 0, "readmostly: the first open stats the file")
+        check.check(read_standing_on_memory(b"A" * 8192, "warm open") == 1,
+                    "readmostly: an open within the bound stands on the stat the last one kept")
+        behind(b"B" * 8192, "r+b")
+        time.sleep(bound + MARGIN)
+        check.check(read_standing_on_memory(b"B" * 8192, "a same-size rewrite behind, after the bound") == 0,
+                    "readmostly: past the bound the open stats the file again")
+        behind(b"C" * 5000, "ab")
+        time.sleep(bound + MARGIN)
+        read_standing_on_memory(b"B" * 8192 + b"C" * 5000, "growth behind, after the bound")
+        write(f"{mnt}/data", b"through the mount")
+        check.check(read_standing_on_memory(b"through the mount", "a write through the mount") == 0,
+                    "readmostly: a writer's open forgets what was kept")
+        # That read moved the access time (relatime: not after the write's modification time),
+        # which forgets what its open kept; the next open's stat is kept.
+        read_standing_on_memory(b"through the mount", "read again")
+        check.check(read_standing_on_memory(b"through the mount", "warm again") == 1, "readmostly: kept again")
+        write(f"{mnt}/other", b"x")
+        os.rename(f"{mnt}/other", f"{mnt}/another")
+        check.check(read_standing_on_memory(b"through the mount", "after a rename through the mount") == 0,
+                    "readmostly: a change of names forgets what was kept")
 
 
 def default_bound_of_a_fresh_file(check, top):
@@ -265,8 +319,8 @@ def kept_attributes(check, top):
 
 
 def main():
-    return harness.run_parts("consistency", [models, default_bound_of_a_fresh_file, relatime_reads_mark_access,
-                                             kept_attributes])
+    return harness.run_parts("consistency", [models, readmostly_data_within_the_bound, default_bound_of_a_fresh_file,
+                                             relatime_reads_mark_access, kept_attributes])
 
 
 if __name__ == "__main__":
