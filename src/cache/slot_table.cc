@@ -170,12 +170,29 @@ std::uint64_t SlotTable::next_dirty_file() {
   return 0;
 }
 
+SlotIndex SlotTable::advance_hand() {
+  const SlotIndex slot = hand_;
+  hand_ = hand_ + 1 == capacity() ? 0 : hand_ + 1;
+  return slot;
+}
+
 std::optional<SlotIndex> SlotTable::next_for_insert() {
   if (dirty_count_ == capacity()) return std::nullopt;
+  // While a sixteenth of the slots or more is free, the hand passes the occupied ones untouched
+  // to the next free one: no page is evicted while the cache has room. A restart leaves every
+  // page unreferenced and the hand at the first slot, and CLOCK alone then evicted the
+  // restart's pages one by one at the misses that followed, each the next reader's.
+  const std::uint32_t in_use = std::min(used(), capacity());
+  if (in_use < capacity() && (capacity() - in_use) * 16 >= capacity()) {
+    // At most one turn: used() is an estimate while a restart image is read in.
+    for (std::uint32_t passed = 0; passed < capacity(); ++passed) {
+      const SlotIndex slot = advance_hand();
+      if (!occupied(slot)) return slot;
+    }
+  }
   // Two sweeps at most: the first clears every reference bit it passes.
   for (;;) {
-    const SlotIndex slot = hand_;
-    hand_ = hand_ + 1 == capacity() ? 0 : hand_ + 1;
+    const SlotIndex slot = advance_hand();
     if (!occupied(slot)) return slot;
     if (dirty(slot)) continue;
     std::uint8_t& flags = flag(slot);

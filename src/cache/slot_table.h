@@ -89,10 +89,11 @@ class SlotTable {
   // A file with dirty pages, each in turn; 0 if none.
   std::uint64_t next_dirty_file();
 
-  // The slot the next page goes into: a free slot where the hand stands, or the CLOCK victim
-  // (occupied: the caller evicts it). Dirty slots are never victims; none is returned when
-  // every slot is dirty. The hand moves on, so consecutive calls on a cold cache give
-  // consecutive slots — the runs the FTL wants.
+  // The slot the next page goes into: the next free slot from the hand while a sixteenth of the
+  // slots is free, else a free slot where the hand stands or the CLOCK victim (occupied: the
+  // caller evicts it). Dirty slots are never victims; none is returned when every slot is
+  // dirty. The hand moves on, so consecutive calls on a cold cache give consecutive slots — the
+  // runs the FTL wants.
   std::optional<SlotIndex> next_for_insert();
   // The slots of `file_id` holding pages from `from_page` on.
   std::vector<SlotIndex> slots_of(std::uint64_t file_id, std::uint64_t from_page = 0) const;
@@ -162,6 +163,8 @@ class SlotTable {
   Result<FilePages> read_table(std::uint64_t file_id, const ImagePart& part);
   void rebuild_tables(std::vector<std::uint64_t> file_ids);
   void drop_image_if_done();
+  // The slot the hand stands on; the hand moves to the next.
+  SlotIndex advance_hand();
 
   // kLeaving: only within remove(span), a slot whose file's index is about to be rebuilt.
   static constexpr std::uint8_t kOccupied = 1, kReferenced = 2, kDirty = 4, kFlushing = 8, kLeaving = 16;

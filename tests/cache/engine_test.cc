@@ -464,6 +464,30 @@ TEST_CASE("a cached page that fails verification is dropped and read from the ba
   CHECK(rig.engine().stats().corrupt_pages == 1);
 }
 
+TEST_CASE("a restart's pages are not evicted while the cache has room for new ones") {
+  // A restart leaves every page unreferenced and CLOCK's hand at the first slot: the misses after
+  // it used to evict the restart's pages one by one, each the next reader's, in a cache nearly
+  // empty.
+  EngineRig rig;
+  const std::uint32_t P = rig.page_size();
+  const auto old_bytes = pattern(21, 30 * P);
+  const auto new_bytes = pattern(22, 10 * P);
+  rig.put("old", old_bytes);
+  rig.put("new", new_bytes);
+  REQUIRE(rig.engine().stats().capacity_pages > 4 * 40);
+  CHECK(rig.read_through("old", 0, old_bytes.size()) == old_bytes);
+  SECTION("a clean restart") { REQUIRE(rig.restart().is_ok()); }
+  SECTION("a power cut after a commit") {
+    REQUIRE(rig.engine().commit().is_ok());
+    REQUIRE(rig.power_cycle().is_ok());
+  }
+  REQUIRE(rig.engine().stats().restart.usable_slots == 30);
+  CHECK(rig.read_through("new", 0, new_bytes.size()) == new_bytes);
+  CHECK(rig.engine().stats().evicted_pages == 0);
+  CHECK(rig.read_through("old", 0, old_bytes.size()) == old_bytes);
+  CHECK(rig.engine().stats().read_miss_pages == 10);
+}
+
 TEST_CASE("after a clean close every cached page is usable and hits") {
   EngineRig rig;
   const auto bytes = pattern(20, 30 * rig.page_size());

@@ -103,8 +103,8 @@ TEST_CASE("write-back crash oracle: writes, truncates, renames and evictions cut
     const auto ram = flashdir::testing::kRamPolicies[run % std::size(flashdir::testing::kRamPolicies)];
     INFO("replay: " << runs.replay_command(run) << " scheme " << flashdir::cache::metadata_scheme_name(options.metadata));
     SeededRandom random(runs.seed(run));
-    // 32 blocks of 16 512-byte pages: fewer slots than the files' pages.
-    EngineRig rig(options, 32, ram);
+    // 16 blocks of 16 512-byte pages: far fewer slots than the files' pages (up to 384).
+    EngineRig rig(options, 16, ram);
     const std::uint32_t P = rig.page_size();
     std::vector<FileModel> model;
     for (int f = 0; f < kFiles; ++f) {
