@@ -20,6 +20,7 @@
 #include "fs/backing_kind.h"
 #include "fs/cache_location.h"
 #include "fs/fatal_signals.h"
+#include "fs/kept_attributes.h"
 #include "fs/mount_context.h"
 #include "fs/operations.h"
 #include "flashdir/cache/engine.h"
@@ -331,7 +332,11 @@ Served serve(const MountRequest& request, Backing& backing, const std::filesyste
   // A restart that wrote dirty pages back changed those files after the names were stored.
   context.metadata = open_name_cache(request.options, cache.dir.path, backing.st, mounted.value()->engine().identity_rule(),
                                      mounted.value()->engine().stats().restart.dirty_slots == 0);
-  if (context.metadata != nullptr) context.name_opener = std::make_unique<NameOpener>(*context.inodes);
+  if (context.metadata != nullptr) {
+    context.name_opener = std::make_unique<NameOpener>(
+        *context.inodes, [&context](Inode& inode) { return open_keeping_the_check(context, inode); });
+    context.inodes->open_ahead_by_handle(request.options.consistency == Consistency::read_mostly);
+  }
   context.inodes->on_stale_name([&context](Inode& parent, std::string_view name) {
     if (context.metadata != nullptr) context.metadata->name_changed({parent.dev(), parent.ino()}, name);
   });

@@ -114,9 +114,9 @@ Inode* InodeTable::remember_named(Inode& parent, std::string_view name, const st
   if (reopen_by_handle_ && st.st_dev == root_->dev()) inode.handle_ = std::move(handle);
   ++parent.lookups_;
   named_.insert_or_assign(NamedKey{&parent, inode.name_}, &inode);
-  // Opened ahead only where its name is what opens it: by a handle, its first use costs the one
-  // check it would cost ahead, and its open's own stat would follow (name_opener.h).
-  if (inode.handle_.empty()) {
+  // Opened ahead where its name is what opens it, or where its open stands on the check made
+  // ahead (name_opener.h).
+  if (inode.handle_.empty() || open_ahead_by_handle_) {
     named_children_[&parent].insert(&inode);
     note_named_children_locked();
   }

@@ -272,9 +272,13 @@ class InodeTable {
   // that name is removed or renamed through the mount, which would leave it nothing to be
   // opened by.
   void open_named(Inode& parent, std::string_view name);
-  // Up to `max` other inodes known by name only, and with no handle, in the directory `inode` is
-  // known by name in (none if it is not so known), each with one more lookup (the caller forgets
-  // it), and each handed out once (name_opener.h).
+  // Whether inodes known by name only that have a handle are opened ahead too: where an open
+  // stands on the stat their check made ahead (readmostly; name_opener.h). Set before the first
+  // lookup.
+  void open_ahead_by_handle(bool yes) { open_ahead_by_handle_ = yes; }
+  // Up to `max` other inodes known by name only, and with no handle (unless open_ahead_by_handle),
+  // in the directory `inode` is known by name in (none if it is not so known), each with one more
+  // lookup (the caller forgets it), and each handed out once (name_opener.h).
   std::vector<Inode*> take_named_siblings(Inode& inode, std::size_t max);
   // Called with the parent and name of an inode known by name only that turned out to be
   // another object, or none, when it was opened.
@@ -343,6 +347,7 @@ class InodeTable {
 
   const UniqueFd mount_fd_;
   const bool reopen_by_handle_;
+  bool open_ahead_by_handle_ = false;
   mutable std::mutex mutex_;
   SharedFd root_fd_;
   std::unique_ptr<Inode> root_;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "fs/backing_stat.h"
+
 namespace flashdir::fs {
 
 AttributeStamp stamp_attributes(const MountContext& context, Inode& inode) {
@@ -46,6 +48,14 @@ std::optional<KeptAnswer> kept_answer(const MountContext& context, Inode& inode)
   auto kept = still_holding(context, inode);
   if (!kept) return std::nullopt;
   return KeptAnswer{kept->first.st, 1e-9 * static_cast<double>(kept->second)};
+}
+
+bool open_keeping_the_check(const MountContext& context, Inode& inode) {
+  const AttributeStamp stamp = stamp_attributes(context, inode);
+  std::optional<struct statx> checked;
+  if (!context.inodes->path_fd(inode, &checked).is_ok()) return false;
+  if (checked) keep_attributes(context, inode, stat_from_statx(*checked), stamp, &*checked);
+  return true;
 }
 
 std::optional<struct statx> kept_open_answer(const MountContext& context, Inode& inode) {

@@ -47,6 +47,10 @@ struct KeptAnswer {
 // The attributes kept for `inode`, if they still hold.
 std::optional<KeptAnswer> kept_answer(const MountContext& context, Inode& inode);
 
+// Opens `inode`, known by name only, as its first use would, and keeps the stat its check made
+// (an open under readmostly stands on it); false if it could not (NameOpener's open).
+bool open_keeping_the_check(const MountContext& context, Inode& inode);
+
 // Under readmostly, the statx an earlier open of `inode` kept, if it still holds: an open within
 // the model's bound asks the backing nothing, as NFS's nocto mounts and rclone's directory cache
 // do, and a file's data changed behind the mount is seen within the bound (doc/daemon.md

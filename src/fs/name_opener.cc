@@ -40,7 +40,7 @@ void NameOpener::work() {
       inode = queue_.front();
       queue_.pop_front();
     }
-    const bool opened = inodes_.path_fd(*inode).is_ok();
+    const bool opened = open_(*inode);
     (opened ? opened_ : failed_).fetch_add(1, std::memory_order_relaxed);
     inodes_.forget(*inode, 1);
   }

@@ -7,15 +7,18 @@
 // trip or more per file than the same files cost before the restart, when the inodes had their
 // descriptors. A program that opens one file of a directory is likely to open its siblings next,
 // so they are opened meanwhile, several at a time, as read-ahead reads a file's next pages.
-// Only those without a handle: by its handle an object's first use costs one stat, which is also
-// its open's own stat (close-to-open), so opening it ahead would add the open's stat and hide
-// nothing. Listing or stat'ing a tree (find, git status) opens no file, and starts nothing.
+// Only those without a handle, but under readmostly: by its handle an object's first use costs
+// one stat, which is also its open's own stat (close-to-open), so opening it ahead would add the
+// open's stat and hide nothing; under readmostly the open stands on the stat the check made
+// ahead (kept_open_answer), and the check is what opening ahead hides. Listing or stat'ing a
+// tree (find, git status) opens no file, and starts nothing.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,7 +34,9 @@ class NameOpener {
   static constexpr std::size_t kBatch = 256;
   static constexpr unsigned kThreads = 8;
 
-  explicit NameOpener(InodeTable& inodes) : inodes_(inodes) {}
+  // `open` opens an inode known by name only as its first use would (InodeTable::path_fd), and
+  // says whether it could.
+  NameOpener(InodeTable& inodes, std::function<bool(Inode&)> open) : inodes_(inodes), open_(std::move(open)) {}
   ~NameOpener();  // stops the threads; what is still queued is given back unopened
 
   // Queues the inodes known by name only in the directory `inode` is known by name in (each
@@ -49,6 +54,7 @@ class NameOpener {
   void work();
 
   InodeTable& inodes_;
+  const std::function<bool(Inode&)> open_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Inode*> queue_;          // guarded; each holds a lookup, given back once opened

@@ -10,7 +10,8 @@ once its attributes show it; past the bound, a name in a directory that has not 
 its object, and a change behind the mount is still seen; opening a file after a restart opens its
 siblings in the background (a daemon that cannot open by handle), and a sibling replaced behind
 the mount reads as the new file; after a restart an object is opened by the file handle its answer
-kept, one store call where its name costs three, and is not opened ahead; and over a store that
+kept, one store call where its name costs three, and is not opened ahead (but under readmostly,
+where the open stands on the check made ahead); and over a store that
 renumbers inodes (identity=path) there is no metadata cache. Counted in store calls and the
 daemon's stats, never timed. Exits 77 where /dev/fuse or root is missing."""
 import errno
@@ -204,6 +205,48 @@ def a_restart_opens_objects_by_their_handles(check, top):
                         f"{len(files)} files cost the store {calls}")
 
 
+def under_readmostly_objects_with_handles_are_checked_ahead(check, top):
+    """Under readmostly an open stands on the stat an earlier check kept (kept_open_answer), so
+    after a restart the objects with a handle are opened ahead too: once the first file of each
+    directory is read and the opener is done, reading every other file costs the store nothing,
+    and a file replaced behind the mount while the daemon was down still reads as the new one."""
+    backing, slow, mnt, cache = layout(top, "ahead")
+    options = "identity=inode,consistency=readmostly,actimeo=60"
+    files = [f"d{i}/f{j}" for i in range(DIRS) for j in range(FILES)]
+    first = [f"d{i}/f0" for i in range(DIRS)] + ["d3/f7"]
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        with harness.Mount(slow, mnt, cache, options):
+            walk(mnt)
+            for path in files:
+                harness.read_all(f"{mnt}/{path}")
+        os.unlink(f"{backing}/d3/f7")
+        with open(f"{backing}/d3/f7", "w") as f:
+            f.write("replaced behind the mount")
+        expected = {path: harness.read_all(f"{backing}/{path}") for path in files}
+        with harness.Mount(slow, mnt, cache, options):
+            walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
+            contents = {path: harness.read_all(f"{mnt}/{path}") for path in first}
+            deadline = time.monotonic() + 20
+            figures = names(mnt)
+            while (figures["siblings_opened_ahead"] + figures["siblings_failed"] < figures["siblings_queued"] and
+                   time.monotonic() < deadline):
+                time.sleep(0.05)
+                figures = names(mnt)
+            check.check(figures["siblings_queued"] >= len(files) - len(first),
+                        f"reading one file of each directory queued the others, handles and all ({figures})")
+            # d0/f1 has a second name (d1/hard): the cache serves no file with two links, and its
+            # reads go to the store.
+            rest = [path for path in files if path not in first and path != "d0/f1"]
+            opens = harness.stats(mnt)["data"]["opens_from_memory"]
+            calls = calls_of(store, lambda: contents.update({path: harness.read_all(f"{mnt}/{path}") for path in rest}))
+            opens = harness.stats(mnt)["data"]["opens_from_memory"] - opens
+            contents["d0/f1"] = harness.read_all(f"{mnt}/d0/f1")
+            check.check(contents == expected, "after a restart, every file reads as the backing's")
+            check.check(opens == len(rest) and sum(calls.values()) == 0,
+                        f"the {len(rest)} files checked ahead were opened on those checks ({opens} opens from "
+                        f"memory) and cost the store nothing ({calls})")
+
+
 def a_file_renamed_while_down_is_not_read_under_its_old_name(check, top):
     """A handle follows its object through a rename on a local file system (over slowstore, which
     keeps paths, it does not), so after a restart the answer from before it, still within its
@@ -367,6 +410,7 @@ def main():
     sys.exit(harness.run_parts("name_cache", [a_restart_knows_the_tree, changes_before_a_kill_are_seen_after_it,
                                               a_restart_opens_the_siblings_of_a_read_file,
                                               a_restart_opens_objects_by_their_handles,
+                                              under_readmostly_objects_with_handles_are_checked_ahead,
                                               a_file_renamed_while_down_is_not_read_under_its_old_name,
                                               listings_are_kept_for_the_directory_version,
                                               a_change_behind_is_seen_within_the_bound,
