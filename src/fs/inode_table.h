@@ -136,8 +136,8 @@ class Inode {
     std::int64_t asked_ns;           // CLOCK_REALTIME, when the backing was asked
     std::int64_t until_ns;           // CLOCK_REALTIME
     std::uint64_t namespace_epoch;   // MountContext::namespace_changes when the backing was asked
-    // The whole statx (birth time included) when an open asked: what a later open within the
-    // bound stands on under readmostly (kept_open_answer).
+    // The whole statx (birth time included) when an open, or a check made ahead of one, asked:
+    // what a later open within the bound stands on under readmostly (kept_open_answer).
     std::optional<struct statx> opened;
   };
   std::uint64_t attribute_changes() const { return attribute_changes_.load(std::memory_order_acquire); }

@@ -8,6 +8,9 @@
 // attributes the backing gave, for as long as the kernel could have kept them itself: the
 // model's bound for the object's age, counted from when the backing was asked.
 //
+// Under readmostly an open's stat is also what later opens within the bound stand on
+// (kept_open_answer).
+//
 // Regular files only, and never kept while a writer has the file open, write-back data of it waits, or an open of it
 // bypasses the cache (its reads move the access time). Forgotten at every change of the object
 // through the mount (note_attributes_changed), at a read that moves its access time, and at

@@ -51,7 +51,8 @@ bool other_open(Inode& inode, const OpenFile* except, bool bypassing) {
 // The stamp of the inode's attributes taken when the open began, before any stat of it, and a
 // stat made for the open before finish_open (opening an inode known by name only checks it so),
 // past the backing's attribute cache; or, within readmostly's bound, the one an earlier open
-// kept (`kept`: the backing is asked nothing, and the answer is not kept again).
+// (or a check made ahead, name_opener.h) kept (`kept`: the backing is asked nothing, and the
+// answer is not kept again).
 struct StatForOpen {
   AttributeStamp stamp;
   std::optional<struct statx> fresh;

@@ -41,7 +41,7 @@ class OpCounters {
   void count_capability_from_memory() { capability_from_memory_.fetch_add(1, std::memory_order_relaxed); }
   // A GETATTR answered from the attributes an open or a getattr just got (kept_attributes.h).
   void count_attributes_from_memory() { attributes_from_memory_.fetch_add(1, std::memory_order_relaxed); }
-  // An open that stood on the stat an earlier open kept (readmostly, kept_open_answer).
+  // An open that stood on the stat an earlier open or check kept (readmostly, kept_open_answer).
   void count_open_from_memory() { opens_from_memory_.fetch_add(1, std::memory_order_relaxed); }
   // A read or write of a regular file's data (the control files' are not counted), and whether
   // it went straight to the backing file, through no cache (`pass_through`).
