@@ -130,6 +130,30 @@ def changes_before_a_kill_are_seen_after_it(check, top):
                             f"{mode}: every change made through the mount before a kill -9 is seen after it")
 
 
+def cached_then_replaced(slow, backing, mnt, cache, options, files, replaced, prefix=()):
+    """A daemon walks the tree and reads `files` (cached), and is unmounted; then `replaced` is
+    replaced behind the mount. What the backing now holds of `files`."""
+    with harness.Mount(slow, mnt, cache, options, prefix=prefix):
+        walk(mnt)
+        for path in files:
+            harness.read_all(f"{mnt}/{path}")
+    os.unlink(f"{backing}/{replaced}")
+    with open(f"{backing}/{replaced}", "w") as f:
+        f.write("replaced behind the mount")
+    return {path: harness.read_all(f"{backing}/{path}") for path in files}
+
+
+def opened_ahead(mnt):
+    """The name cache's figures once every sibling queued to be opened ahead was (or failed)."""
+    deadline = time.monotonic() + 20
+    figures = names(mnt)
+    while (figures["siblings_opened_ahead"] + figures["siblings_failed"] < figures["siblings_queued"] and
+           time.monotonic() < deadline):
+        time.sleep(0.05)
+        figures = names(mnt)
+    return figures
+
+
 # The daemon as root would be without CAP_DAC_READ_SEARCH: it cannot open by file handle, as a
 # daemon run by a user cannot.
 WITHOUT_HANDLES = ("setpriv", "--inh-caps=-dac_read_search", "--bounding-set=-dac_read_search")
@@ -140,33 +164,22 @@ def a_restart_opens_the_siblings_of_a_read_file(check, top):
     opens the other names the cache answered there in the background (name_opener.h); one
     replaced behind the mount while the daemon was down is not taken for the file it replaced."""
     backing, slow, mnt, cache = layout(top, "siblings")
+    files = [f"d2/f{j}" for j in range(FILES)]
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0"):
-        with harness.Mount(slow, mnt, cache, OPTIONS, prefix=WITHOUT_HANDLES):
-            walk(mnt)
-            for j in range(FILES):
-                harness.read_all(f"{mnt}/d2/f{j}")
-        os.unlink(f"{backing}/d2/f5")
-        with open(f"{backing}/d2/f5", "w") as f:
-            f.write("replaced behind the mount")
-        expected = [harness.read_all(f"{backing}/d2/f{j}") for j in range(FILES)]
+        expected = cached_then_replaced(slow, backing, mnt, cache, OPTIONS, files, "d2/f5", prefix=WITHOUT_HANDLES)
         with harness.Mount(slow, mnt, cache, OPTIONS, prefix=WITHOUT_HANDLES) as mount:
             check.check("open_by_handle_at is not available" in mount.startup_log + harness.read_log(cache),
                         "the daemon without CAP_DAC_READ_SEARCH says it does not open by handle")
             walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
             harness.read_all(f"{mnt}/d2/f0")
-            deadline = time.monotonic() + 20
-            figures = names(mnt)
-            while (figures["siblings_opened_ahead"] + figures["siblings_failed"] < figures["siblings_queued"] and
-                   time.monotonic() < deadline):
-                time.sleep(0.05)
-                figures = names(mnt)
+            figures = opened_ahead(mnt)
             # f1 to f14 but f5, and the directory's other names (sub, link), are opened ahead;
             # f5, replaced while the daemon was down, fails its check.
             check.check(figures["siblings_queued"] >= FILES - 1 and figures["siblings_opened_ahead"] >= FILES - 2 and
                         figures["siblings_failed"] >= 1 and
                         figures["siblings_opened_ahead"] + figures["siblings_failed"] == figures["siblings_queued"],
                         f"opening the first file opened its siblings, but the one replaced ({figures})")
-            contents = [harness.read_all(f"{mnt}/d2/f{j}") for j in range(FILES)]
+            contents = {path: harness.read_all(f"{mnt}/{path}") for path in files}
             check.check(contents == expected, "after a restart, every file of the directory reads as the backing's")
 
 
@@ -178,14 +191,7 @@ def a_restart_opens_objects_by_their_handles(check, top):
     backing, slow, mnt, cache = layout(top, "handles")
     files = [f"d{i}/f{j}" for i in range(DIRS) for j in range(FILES)]
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
-        with harness.Mount(slow, mnt, cache, OPTIONS):
-            walk(mnt)
-            for path in files:
-                harness.read_all(f"{mnt}/{path}")
-        os.unlink(f"{backing}/d3/f7")
-        with open(f"{backing}/d3/f7", "w") as f:
-            f.write("replaced behind the mount")
-        expected = {path: harness.read_all(f"{backing}/{path}") for path in files}
+        expected = cached_then_replaced(slow, backing, mnt, cache, OPTIONS, files, "d3/f7")
         with harness.Mount(slow, mnt, cache, OPTIONS):
             walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
             contents = {}
@@ -215,23 +221,11 @@ def under_readmostly_objects_with_handles_are_checked_ahead(check, top):
     files = [f"d{i}/f{j}" for i in range(DIRS) for j in range(FILES)]
     first = [f"d{i}/f0" for i in range(DIRS)] + ["d3/f7"]
     with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
-        with harness.Mount(slow, mnt, cache, options):
-            walk(mnt)
-            for path in files:
-                harness.read_all(f"{mnt}/{path}")
-        os.unlink(f"{backing}/d3/f7")
-        with open(f"{backing}/d3/f7", "w") as f:
-            f.write("replaced behind the mount")
-        expected = {path: harness.read_all(f"{backing}/{path}") for path in files}
+        expected = cached_then_replaced(slow, backing, mnt, cache, options, files, "d3/f7")
         with harness.Mount(slow, mnt, cache, options):
             walk(mnt)  # every name answered by the daemon's cache: inodes known by name only
             contents = {path: harness.read_all(f"{mnt}/{path}") for path in first}
-            deadline = time.monotonic() + 20
-            figures = names(mnt)
-            while (figures["siblings_opened_ahead"] + figures["siblings_failed"] < figures["siblings_queued"] and
-                   time.monotonic() < deadline):
-                time.sleep(0.05)
-                figures = names(mnt)
+            figures = opened_ahead(mnt)
             check.check(figures["siblings_queued"] >= len(files) - len(first),
                         f"reading one file of each directory queued the others, handles and all ({figures})")
             # d0/f1 has a second name (d1/hard): the cache serves no file with two links, and its
