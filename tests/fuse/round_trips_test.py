@@ -4,6 +4,7 @@ is opened at the first miss. Seen in the daemon's /proc fd table while the file 
 """
 import os
 import sys
+import time
 
 import harness
 
@@ -47,6 +48,11 @@ def reader_opens_backing_at_first_miss(check, top):
             check.check(engine_descriptors(mount.pid, f"{top}/b/cold") == 1, "the first miss opened one")
         finally:
             os.close(fd)
+        # The kernel sends the RELEASE after close(2) has returned: its descriptor goes a moment later.
+        deadline = time.monotonic() + 10
+        while engine_descriptors(mount.pid, f"{top}/b/cold") != 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check.check(engine_descriptors(mount.pid, f"{top}/b/cold") == 0, "the reader's release closed it")
         fd = os.open(f"{top}/m/cold", os.O_WRONLY)
         try:
             check.check(engine_descriptors(mount.pid, f"{top}/b/cold") == 1, "a writer's is opened at its open")
