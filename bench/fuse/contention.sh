@@ -45,7 +45,7 @@ for target in "${targets[@]}"; do
     writethrough | writeback)
       "$flashdir" "$work/backing-of-$target" "$work/$target" \
         -o "cache=$work/cache-$target,size=1G,mode=$target${extra_options:+,$extra_options}" >/dev/null 2>&1
-      pids[$target]="$(cat "$work/cache-$target/daemon.lock")" ;;
+      pids[$target]="$(cut -d' ' -f1 "$work/cache-$target/daemon.lock")" ;;  # "PID PROGRAM STATE"
     passthrough_hp)
       "$passthrough_hp" "$work/backing-of-$target" "$work/$target"
       pids[$target]="$(pgrep -f "passthrough_hp $work/backing-of-$target")" ;;

@@ -1,11 +1,20 @@
 // What the engine knows of each open backing file's attributes (doc/cache.md "Files, staleness
 // and the catalog"): the attributes its own changes left, and changes made behind it, whose
-// clean pages cannot be trusted. Write-through and write-around writes take no stat (one round
-// trip each on a network store): the next stat the engine makes for another reason takes their
-// times as its own if the rest of the file is as it left it.
+// clean pages cannot be trusted. Only the first of a run of writes and appends takes a stat (one
+// round trip each on a network store): the next stat the engine makes for another reason takes
+// the times of write-through's writes as its own if the rest of the file is as it left it.
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {
+
+Status EngineCore::check_before_write(FileState& file, BackingFile& backing) {
+  if (!file.bypassed && (file.own_writes_unseen || file.cached_writes_checked)) return Status::ok();
+  // The pages stored behind the last write go in first: the check may drop the clean ones.
+  FLASHDIR_TRY(store_written_behind(file));
+  FLASHDIR_TRY(note_outside_change(file, backing));
+  file.cached_writes_checked = options_.write_mode == WriteMode::write_back;
+  return Status::ok();
+}
 
 Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
   auto now = attributes_of(backing);
@@ -13,6 +22,7 @@ Status EngineCore::note_outside_change(FileState& file, BackingFile& backing) {
   const bool changed = file.changed_behind(*now);
   file.expected = *now;
   file.own_writes_unseen = false;
+  file.cached_writes_checked = false;
   file.touched_since_open = true;
   if (!changed) return Status::ok();
   // Write-through and write-around: the backing file's size is the file's (the callers hold
@@ -39,6 +49,7 @@ Status EngineCore::note_own_change(FileState& file, BackingFile& backing) {
   if (!now.is_ok()) return now.status();
   file.expected = *now;
   file.own_writes_unseen = false;
+  file.cached_writes_checked = false;
   file.touched_since_open = true;
   return Status::ok();
 }

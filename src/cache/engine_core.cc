@@ -240,6 +240,7 @@ Status EngineCore::release(FileHandle handle) {
   { std::unique_lock filled(file.lock); }
   FLASHDIR_TRY(store_written_behind(file));
   std::lock_guard backing_lock(file.backing_mutex);
+  file.cached_writes_checked = false;  // the next open's writes start a run of their own
   if (only_read_since_validated(file)) return take_write_back_error(file);
   // A file with no name left is read by nobody again: its dirty pages need not go back.
   bool gone = false;
@@ -289,7 +290,7 @@ Result<std::size_t> EngineCore::write(FileHandle handle, std::uint64_t offset, C
   auto open = handle_of(handle);
   if (!open.is_ok()) return open.status();
   std::unique_lock file_lock((*open)->file->lock);
-  return write_locked(**open, offset, data);
+  return write_locked(**open, offset, data, false);
 }
 
 Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
@@ -297,19 +298,19 @@ Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
   if (!open.is_ok()) return open.status();
   FileState& file = *(*open)->file;
   std::unique_lock file_lock(file.lock);
-  FLASHDIR_TRY(store_written_behind(file));
   std::uint64_t end = 0;
   {
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(note_outside_change(file, *(*open)->backing));
+    FLASHDIR_TRY(check_before_write(file, *(*open)->backing));
     // In write-back the engine's end runs ahead of the backing file's, unless the file grew
     // behind the engine.
     end = std::max(file.size_bytes.load(), file.expected.size_bytes);
   }
-  return write_locked(**open, end, data);
+  return write_locked(**open, end, data, true);
 }
 
-Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data) {
+Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data,
+                                             bool checked) {
   FileState& file = *open.file;
   BackingFile& backing = *open.backing;
   ++counters_.write_requests;
@@ -321,23 +322,20 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
   if (options_.write_mode == WriteMode::write_back) {
     // A page written in part is completed from its cached copy, which a change behind the
     // engine may have made stale.
-    if (offset % page_size_ != 0 || end % page_size_ != 0) {
+    if (!checked && (offset % page_size_ != 0 || end % page_size_ != 0)) {
       std::lock_guard backing_lock(file.backing_mutex);
-      FLASHDIR_TRY(note_outside_change(file, backing));
+      FLASHDIR_TRY(check_before_write(file, backing));
     }
     return write_into_cache(open, offset, data);
   }
 
-  {
+  if (!checked) {
     // A write that follows the engine's own unseen writes checks nothing: without the backing's
     // word on whose the new times are (NFS's wcc attributes), the stat before it could not tell
     // a change behind the engine from its own last write either (doc/cache.md "Files,
-    // staleness and the catalog"). A check comes after the pages stored behind the last write.
+    // staleness and the catalog").
     std::lock_guard backing_lock(file.backing_mutex);
-    if (!file.own_writes_unseen) {
-      FLASHDIR_TRY(store_written_behind(file));
-      FLASHDIR_TRY(note_outside_change(file, backing));
-    }
+    FLASHDIR_TRY(check_before_write(file, backing));
   }
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.

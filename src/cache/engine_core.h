@@ -235,11 +235,19 @@ class EngineCore {
   // write-around its size follows the backing file's; in write-back the engine's size stays
   // (a truncate behind the engine loses to the dirty pages past it, as any two writers race).
   Status note_outside_change(FileState& file, BackingFile& backing);
+  // Before a write or an append (backing_mutex held): note_outside_change(), but for the writes
+  // after the first of a run (FileState::own_writes_unseen, cached_writes_checked), which stat
+  // nothing. The limit, as for two NFS clients writing one file without locks: a change behind
+  // the engine between two of its writes is seen at its next stat for another reason (a size
+  // changed; write-through and write-around take a same-size one for their own), and an append
+  // goes to the engine's end of the file (doc/cache.md "Files, staleness and the catalog").
+  Status check_before_write(FileState& file, BackingFile& backing);
   // Under cache_mutex_ (or at restart, when nothing else runs): drops the file's clean pages,
   // keeps its dirty ones.
   Status drop_clean_pages(std::uint64_t file_id);
-  // write() with the file lock held exclusively.
-  Result<std::size_t> write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data);
+  // write() with the file lock held exclusively; `checked`: check_before_write() ran already (an
+  // append's, for its end).
+  Result<std::size_t> write_locked(OpenHandle& open, std::uint64_t offset, ConstByteSpan data, bool checked);
   // write_locked() in write-through (write_through.cc): the backing file takes the write, then
   // the cache; a large write's pages are stored behind it, while the next write goes to the
   // backing file.

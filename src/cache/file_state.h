@@ -103,6 +103,12 @@ struct FileState {
   // their times unknown until the next stat, which takes them as the engine's own if the rest
   // is as the engine left it. Guarded by backing_mutex.
   bool own_writes_unseen = false;
+  // Write-back: a write or append of the engine's stat'ed the backing file before it, and only
+  // the engine's writes into the cache came after: the later ones check nothing, as
+  // own_writes_unseen spares write-through's (the backing file is as `expected` says unless
+  // changed behind the engine). Guarded by backing_mutex; cleared by every other stat and at
+  // the last release.
+  bool cached_writes_checked = false;
   // The caller writes to the backing file around the engine through some of this file's opens
   // (Engine::bypass): its times then prove nothing, and the file counts as changed behind the
   // engine, and takes no page into the cache, until its last release.

@@ -433,6 +433,10 @@ Status EngineCore::read_write_back_batch(std::unique_lock<std::mutex>& cache, st
 Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (file.write_target == nullptr) return Status::ok();  // never written: nothing dirty
   FLASHDIR_TRY(note_outside_change(file, *file.write_target));
+  // Grown behind the engine past the engine's end: the page holding that end goes back cut
+  // there, and its cached copy then holds zeros where the backing file holds the bytes after it.
+  const std::uint64_t engine_end = file.size_bytes.load();
+  const bool grown_past_end = file.expected.size_bytes > engine_end && engine_end % page_size_ != 0;
   LostPages lost;
   // The flusher's batches give way to an fsync, close or truncate waiting for the file; a drain
   // is what such a waiter does itself.
@@ -441,6 +445,13 @@ Status EngineCore::flush_file_locked(FileState& file, std::size_t max_pages) {
   if (!lost.first.is_ok() && file.write_back_error.is_ok()) file.write_back_error = lost.first;
   FLASHDIR_TRY(flushed);
   FLASHDIR_TRY(note_own_change(file, *file.write_target));
+  if (grown_past_end) {
+    // Once back (clean), that page leaves the cache, and a read takes it from the backing file.
+    std::lock_guard cache(cache_mutex_);
+    FLASHDIR_TRY(check_alive());
+    const std::optional<SlotIndex> slot = slots_->find(file.file_id, engine_end / page_size_);
+    if (slot && !slots_->dirty(*slot)) FLASHDIR_TRY(drop_slots({*slot}));
+  }
   if (file.marked_unwritten) {
     bool all_back = false;
     {

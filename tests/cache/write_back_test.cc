@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -173,6 +174,30 @@ TEST_CASE("write-back: a write reads the cached copy only of the pages it covers
   CHECK(rig.engine().stats().corrupt_pages == 0);
   REQUIRE(rig.engine().release(*file).is_ok());
   CHECK(rig.get("f") == model);
+}
+
+TEST_CASE("write-back: a file grown behind the engine past its dirty last page serves the backing file's bytes there") {
+  // The page holding the engine's end went back cut at that end and stayed cached, clean, with
+  // zeros where the backing file held what was appended behind the engine: served at the next
+  // open as the file's bytes.
+  EngineRig rig(write_back_options());
+  const std::uint32_t P = rig.page_size();
+  rig.put("f", pattern(1, P + 10));
+  auto file = rig.engine().open_file("f");
+  REQUIRE(file.is_ok());
+  REQUIRE(rig.engine().write(*file, P + 10, pattern(2, 100)).is_ok());
+  const int fd = ::open(rig.backing_path("f").c_str(), O_WRONLY | O_APPEND);  // behind the engine
+  REQUIRE(fd >= 0);
+  const auto behind = pattern(3, P);
+  REQUIRE(::write(fd, behind.data(), behind.size()) == static_cast<ssize_t>(behind.size()));
+  ::close(fd);
+  REQUIRE(rig.engine().release(*file).is_ok());
+  auto expected = pattern(1, P + 10);
+  const auto ours = pattern(2, 100);
+  expected.insert(expected.end(), ours.begin(), ours.end());  // the dirty page wins its range
+  expected.insert(expected.end(), behind.begin() + 100, behind.end());
+  CHECK(rig.get("f") == expected);
+  CHECK(rig.read_through("f", 0, expected.size() + 1) == expected);
 }
 
 TEST_CASE("write-back: truncate and fallocate write dirty pages back first; bytes below the end are kept") {
