@@ -11,7 +11,7 @@
 #   fuse/run.sh            fio through flashdir, passthrough_hp and the backing (direct reads, buffered re-reads, find, tar)
 #   fio/run.sh             the fio matrix: reads, writes, mixed; warm and miss; 1-8 jobs; fast backing and slow store
 #   slowstore/run.sh       a git-checkout tree over a slow store: git status, find, tar, small files, random reads, remounts
-#   slowstore/run.sh --writes   random and sequential writes over the slow store
+#   slowstore/run.sh --writes   random and sequential writes and appends over the slow store
 #   workloads/run.sh       dbench, postmark, sysbench fileio over tmpfs, and again over the slow store
 #   restart/run.py         usable pages after kill -9, restart time and daemon memory against the cache's size
 #   reproduce/run.sh       the simulator's comparisons of the papers (bench/reproduce/README.md)

@@ -5,8 +5,8 @@
 #
 #   bench/slowstore/run.sh [run.py options]     e.g. --rounds 5, --latency-us 500,
 #                                               --slowstore-options attr_timeout=3, --no-kill
-#   bench/slowstore/run.sh --writes [writes.py options]   writes instead (writes.py): random
-#                                               and sequential writes, write-through and write-back,
+#   bench/slowstore/run.sh --writes [writes.py options]   writes instead (writes.py): random,
+#                                               sequential writes and appends, write-through and write-back,
 #                                               and libfuse's passthrough_hp over the store
 #   bench/slowstore/run.sh [--writes] --store sshfs [--delay-us 1000]   against sshfs over a
 #                                               localhost sshd behind a TCP delay proxy instead of

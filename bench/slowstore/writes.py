@@ -17,6 +17,9 @@ all of it (the cache has no dirty page left):
   sequential write      a new 256 MiB file: open, 256 write(2) calls of 1 MiB, fsync, close,
                         as fio's `--rw=write --bs=1M --end_fsync=1` makes them: MB/s over the
                         time from the open to the close's return
+  appends               a log: a new file opened O_APPEND, 2,000 write(2) calls of 100 bytes,
+                        fsync, close: writes a second over the time from the open to the
+                        close's return
 
 The sequential write is timed here rather than as fio's wall time: fio takes 0.28 s to start
 on this machine (a 1 MiB job on tmpfs), which weighed 8% on the store's 3.4 s and 40% on a
@@ -57,7 +60,10 @@ SEQUENTIAL_BYTES = 256 << 20
 FLASHDIR_TARGETS = ("writethrough", "writeback", "writeback-delay")
 MOUNT_OPTIONS = {"writethrough": "mode=writethrough", "writeback": "mode=writeback",
                  "writeback-delay": "mode=writeback,writeback_delay=1"}
-WORKLOADS = ("4 KiB random writes", "sequential write")
+# Each workload's unit, and the bytes written that make one.
+WORKLOADS = {"4 KiB random writes": ("IOPS", 4096), "sequential write": ("MB/s", MB), "appends": ("writes/s", 100)}
+APPEND_BYTES = WORKLOADS["appends"][1]
+APPENDS = 2000
 GOAL = 0.9
 
 
@@ -105,6 +111,22 @@ def sequential_write(path):
     return started, time.monotonic() - started, SEQUENTIAL_BYTES
 
 
+def appends(path):
+    """A log: APPENDS writes of APPEND_BYTES on an O_APPEND descriptor of a new file, fsync,
+    close; returns (started, seconds from the open to the close's return, bytes)."""
+    record = b"x" * (APPEND_BYTES - 1) + b"\n"
+    started = time.monotonic()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+    try:
+        for _ in range(APPENDS):
+            if os.write(fd, record) != len(record):
+                raise OSError(f"a short append to {path}")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return started, time.monotonic() - started, APPENDS * APPEND_BYTES
+
+
 def run_workload(mount, workload, seconds, settle=False):
     """Runs the workload in `mount`; returns (wall seconds, figure, bytes written, seconds until
     the store held everything, CPUs busy meanwhile). With `settle` (a flashdir mount) the
@@ -113,6 +135,10 @@ def run_workload(mount, workload, seconds, settle=False):
     busy_before, all_before = cpu_seconds()
     if workload == "4 KiB random writes":
         started, wall, written = random_writes(path, seconds)
+    elif workload == "appends":
+        started, wall, written = appends(path)
+        if os.path.getsize(path) != written:
+            raise SystemExit(f"writes.py: {path} holds {os.path.getsize(path)} bytes after {written} appended")
     else:
         started, wall, written = sequential_write(path)
     busy_after, all_after = cpu_seconds()
@@ -121,7 +147,7 @@ def run_workload(mount, workload, seconds, settle=False):
         time.sleep(0.05)
     settled = time.monotonic() - started
     os.unlink(path)
-    figure = written / 4096 / wall if workload == "4 KiB random writes" else written / wall / MB
+    figure = written / WORKLOADS[workload][1] / wall
     return wall, figure, written, settled, cpus_busy
 
 
@@ -192,7 +218,7 @@ def main():
              "| write-back, writeback_delay=1: until the close (× store) | the same until the store holds it (× store) |",
              "|---|---|" + "---|" * (len(references) + 4)]
     for workload in WORKLOADS:
-        unit = "IOPS" if workload == "4 KiB random writes" else "MB/s"
+        unit = WORKLOADS[workload][0]
         store = {s[0]: s[3] for s in of(workload, store_name)}
         cells = [f"{statistics.median(store.values()):,.1f} {unit} ({statistics.median(s[4] for s in of(workload, store_name)):,.0f} calls)"]
         for target in references:
