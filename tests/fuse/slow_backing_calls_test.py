@@ -6,7 +6,8 @@ read would not move (relatime), reads nothing from the store and opens nothing t
 the file (tests/fuse/consistency_test.py
 checks that a read that would move it still does), or under readmostly within the bound not even
 that. Under consistency=strict, so that every
-read reaches the daemon. Exits 77 where /dev/fuse or root is missing."""
+read reaches the daemon. An O_APPEND writer's appends after its first stat nothing. Exits 77
+where /dev/fuse or root is missing."""
 import mmap
 import os
 import sys
@@ -229,6 +230,40 @@ def a_readmostly_warm_open_asks_the_store_nothing(check, top):
                             f"{model}: {opens} open(s) stood on the stat an earlier open kept")
 
 
+def appends_after_the_first_stat_nothing(check, top):
+    """An O_APPEND writer (a log): each append stat'ed the store's file for its end and, in
+    write-through, once more for its write's check. Now the appends after an open's first cost
+    the store their writes in write-through (and the getxattr of security.capability that the
+    store's kernel client sends before each), and nothing at all in write-back until the close."""
+    top = f"{top}/appends"
+    backing, slow = f"{top}/b", f"{top}/s"
+    for directory in (backing, slow):
+        os.makedirs(directory)
+    record = b"0123456789abcdef"
+    with SlowstoreMount(os.environ["SLOWSTORE"], backing, slow, "latency_us=0") as store:
+        for mode in ("writethrough", "writeback"):
+            mnt = f"{top}/m-{mode}"
+            os.makedirs(mnt)
+            with harness.Mount(slow, mnt, f"{top}/c-{mode}", f"mode={mode}"):
+                fd = os.open(f"{mnt}/log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                try:
+                    os.write(fd, record)  # the first of the run stats the file
+                    settled(store)
+
+                    def append_ten():
+                        for _ in range(10):
+                            os.write(fd, record)
+
+                    appended = calls_of(store, append_ten)
+                finally:
+                    os.close(fd)
+            with open(f"{backing}/log", "rb") as f:
+                check.check(f.read() == record * 11, f"{mode}: the log holds the 11 records")
+            os.unlink(f"{backing}/log")
+            expected = {"write": 10, "getxattr": 10} if mode == "writethrough" else {}
+            check.check(appended == expected, f"{mode}: 10 appends cost the store {expected} ({appended})")
+
+
 def main():
     harness.require_fuse()
     binary = os.environ.get("SLOWSTORE")
@@ -238,7 +273,8 @@ def main():
                                                            a_file_unlinked_while_open_is_forgotten_at_close,
                                                            a_long_miss_reads_the_store_in_large_requests,
                                                            a_whole_second_store_keeps_the_kernel_caches,
-                                                           a_readmostly_warm_open_asks_the_store_nothing]))
+                                                           a_readmostly_warm_open_asks_the_store_nothing,
+                                                           appends_after_the_first_stat_nothing]))
 
 
 if __name__ == "__main__":
