@@ -7,8 +7,9 @@
 
 namespace flashdir::cache {
 
-Status EngineCore::check_before_write(FileState& file, BackingFile& backing) {
-  if (!file.bypassed && (file.own_writes_unseen || file.cached_writes_checked)) return Status::ok();
+Status EngineCore::check_before_write(FileState& file, BackingFile& backing, bool leaves_hole) {
+  const bool in_run = file.own_writes_unseen || file.cached_writes_checked;
+  if (in_run && !file.bypassed && !leaves_hole) return Status::ok();
   // The pages stored behind the last write go in first: the check may drop the clean ones.
   FLASHDIR_TRY(store_written_behind(file));
   FLASHDIR_TRY(note_outside_change(file, backing));

@@ -241,7 +241,11 @@ class EngineCore {
   // the engine between two of its writes is seen at its next stat for another reason (a size
   // changed; write-through and write-around take a same-size one for their own), and an append
   // goes to the engine's end of the file (doc/cache.md "Files, staleness and the catalog").
-  Status check_before_write(FileState& file, BackingFile& backing);
+  // A write-through or write-around write that `leaves_hole` (starts past the engine's end)
+  // checks within a run too: it completes the page holding that end with the zeros after it,
+  // where a file grown behind the engine holds bytes, and its own extension of the file would
+  // hide that change of size from the next stat.
+  Status check_before_write(FileState& file, BackingFile& backing, bool leaves_hole);
   // Under cache_mutex_ (or at restart, when nothing else runs): drops the file's clean pages,
   // keeps its dirty ones.
   Status drop_clean_pages(std::uint64_t file_id);
