@@ -7,9 +7,12 @@
 
 namespace flashdir::cache {
 
-Status EngineCore::check_before_write(FileState& file, BackingFile& backing, bool leaves_hole) {
+Status EngineCore::check_before_write(FileState& file, BackingFile& backing, bool reaches_end) {
+  // Write-back's runs need no more: it stats the file before each write-back, with nothing of
+  // its own unseen, and drops the clean pages of a file changed behind it.
+  const bool forced = reaches_end && options_.write_mode != WriteMode::write_back;
   const bool in_run = file.own_writes_unseen || file.cached_writes_checked;
-  if (in_run && !file.bypassed && !leaves_hole) return Status::ok();
+  if (in_run && !file.bypassed && !forced) return Status::ok();
   // The pages stored behind the last write go in first: the check may drop the clean ones.
   FLASHDIR_TRY(store_written_behind(file));
   FLASHDIR_TRY(note_outside_change(file, backing));

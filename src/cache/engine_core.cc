@@ -301,7 +301,7 @@ Result<std::size_t> EngineCore::append(FileHandle handle, ConstByteSpan data) {
   std::uint64_t end = 0;
   {
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(check_before_write(file, *(*open)->backing, false));
+    FLASHDIR_TRY(check_before_write(file, *(*open)->backing, true));
     // In write-back the engine's end runs ahead of the backing file's, unless the file grew
     // behind the engine.
     end = std::max(file.size_bytes.load(), file.expected.size_bytes);
@@ -324,8 +324,6 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     // engine may have made stale.
     if (!checked && (offset % page_size_ != 0 || end % page_size_ != 0)) {
       std::lock_guard backing_lock(file.backing_mutex);
-      // A hole before the write is no risk here: a write-back stats the file before it goes
-      // back, and drops the clean pages of a file changed behind the engine.
       FLASHDIR_TRY(check_before_write(file, backing, false));
     }
     return write_into_cache(open, offset, data);
@@ -337,7 +335,7 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
     // a change behind the engine from its own last write either (doc/cache.md "Files,
     // staleness and the catalog").
     std::lock_guard backing_lock(file.backing_mutex);
-    FLASHDIR_TRY(check_before_write(file, backing, offset > file.size_bytes.load()));
+    FLASHDIR_TRY(check_before_write(file, backing, end >= file.size_bytes.load()));
   }
   if (options_.write_mode == WriteMode::write_around) {
     // The cached copies leave first, durably: a cut after the backing write must not find them.

@@ -237,15 +237,15 @@ class EngineCore {
   Status note_outside_change(FileState& file, BackingFile& backing);
   // Before a write or an append (backing_mutex held): note_outside_change(), but for the writes
   // after the first of a run (FileState::own_writes_unseen, cached_writes_checked), which stat
-  // nothing. The limit, as for two NFS clients writing one file without locks: a change behind
-  // the engine between two of its writes is seen at its next stat for another reason (a size
-  // changed; write-through and write-around take a same-size one for their own), and an append
-  // goes to the engine's end of the file (doc/cache.md "Files, staleness and the catalog").
-  // A write-through or write-around write that `leaves_hole` (starts past the engine's end)
-  // checks within a run too: it completes the page holding that end with the zeros after it,
-  // where a file grown behind the engine holds bytes, and its own extension of the file would
-  // hide that change of size from the next stat.
-  Status check_before_write(FileState& file, BackingFile& backing, bool leaves_hole);
+  // nothing, unless a write-through or write-around write `reaches_end` (ends at the engine's
+  // end of the file or past it; every append does). Such a write sets the backing file's size
+  // to what the engine expects, and so would hide a change of size behind the engine from the
+  // next stat: a file truncated behind it kept the cut bytes in the cache, one grown behind it
+  // zeros where it had bytes. The limit, as for two NFS clients writing one file without locks:
+  // a same-size change behind the engine between two of its writes is taken for its own
+  // (doc/cache.md "Files, staleness and the catalog"); in write-back, appends go to the
+  // engine's end of the file.
+  Status check_before_write(FileState& file, BackingFile& backing, bool reaches_end);
   // Under cache_mutex_ (or at restart, when nothing else runs): drops the file's clean pages,
   // keeps its dirty ones.
   Status drop_clean_pages(std::uint64_t file_id);
