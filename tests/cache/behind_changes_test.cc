@@ -6,7 +6,6 @@
 // its writes after the first of a run do not check); after each last release every byte it
 // serves must be the backing file's. It found the page a write-back left cached, holding zeros,
 // in a file grown behind the engine past its dirty last page.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -25,17 +24,6 @@ using flashdir::cache::FileHandle;
 using flashdir::cache::WriteMode;
 using flashdir::testing::EngineRig;
 using flashdir::testing::pattern;
-
-namespace {
-
-void append_behind(EngineRig& rig, const std::vector<std::uint8_t>& bytes) {
-  const int fd = ::open(rig.backing_path("f").c_str(), O_WRONLY | O_APPEND);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-}
-
-}  // namespace
 
 TEST_CASE("behind changes: after each last release the engine serves exactly what the backing file holds") {
   constexpr WriteMode kModes[] = {WriteMode::write_through, WriteMode::write_around, WriteMode::write_back};
@@ -73,7 +61,7 @@ TEST_CASE("behind changes: after each last release the engine serves exactly wha
         buffer.resize(random.between(1, 2 * P));
         REQUIRE(rig.engine().read(*file, random.uniform(size + 1), buffer).is_ok());
       } else if (dice < 66) {
-        append_behind(rig, pattern(version, random.between(1, P)));
+        rig.append("f", pattern(version, random.between(1, P)));
       } else if (dice < 70) {
         REQUIRE(::truncate(rig.backing_path("f").c_str(), static_cast<off_t>(random.uniform(size + P))) == 0);
       } else if (dice < 75) {

@@ -58,6 +58,12 @@ void EngineRig::put(const std::string& name, const std::vector<std::uint8_t>& by
   REQUIRE(out.good());
 }
 
+void EngineRig::append(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
+  std::ofstream out(backing_dir_ / name, std::ios::binary | std::ios::app);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
 std::vector<std::uint8_t> EngineRig::get(const std::string& name) const {
   std::ifstream in(backing_dir_ / name, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

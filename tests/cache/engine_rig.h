@@ -37,6 +37,7 @@ class EngineRig {
 
   // Files in the backing directory, written and read behind the engine's back.
   void put(const std::string& name, const std::vector<std::uint8_t>& bytes) const;
+  void append(const std::string& name, const std::vector<std::uint8_t>& bytes) const;
   std::vector<std::uint8_t> get(const std::string& name) const;
 
   // Opens `name` through the engine, reads [offset, offset + length) and releases it.

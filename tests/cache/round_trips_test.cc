@@ -46,14 +46,6 @@ std::vector<std::uint8_t> read(EngineRig& rig, FileHandle file, std::uint64_t of
   return out;
 }
 
-// Appends `bytes` to the backing file behind the engine.
-void append_behind(EngineRig& rig, const std::string& name, const std::vector<std::uint8_t>& bytes) {
-  const int fd = ::open(rig.backing_path(name).c_str(), O_WRONLY | O_APPEND);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-}
-
 }  // namespace
 
 TEST_CASE("round trips: a write-through or write-around write after the first of an open stats nothing, unless it reaches the file's end") {
@@ -114,7 +106,7 @@ TEST_CASE("round trips: a change of size behind the engine between its unstat'ed
   const FileHandle file = open(rig, "f");
   CHECK(read(rig, file, 0, 2 * P) == pattern(1, 2 * P));
   write(rig, file, 0, pattern(2, P));
-  append_behind(rig, "f", pattern(3, P / 2));  // between two writes that take no stat
+  rig.append("f", pattern(3, P / 2));  // between two writes that take no stat
   write(rig, file, P, pattern(4, P / 2));
   REQUIRE(rig.engine().release(file).is_ok());
   CHECK(rig.engine().stats().stale_drops == 1);
@@ -170,7 +162,7 @@ TEST_CASE("round trips: write-back, a file grown behind the engine between its u
   const FileHandle file = open(rig, "f");
   CHECK(read(rig, file, 0, P + 10) == pattern(1, P + 10));
   REQUIRE(rig.engine().append(file, pattern(2, 100)).is_ok());
-  append_behind(rig, "f", pattern(3, P));
+  rig.append("f", pattern(3, P));
   REQUIRE(rig.engine().append(file, pattern(4, 100)).is_ok());
   REQUIRE(rig.engine().release(file).is_ok());
   const auto backing = rig.get("f");
