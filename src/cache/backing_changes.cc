@@ -1,8 +1,9 @@
 // What the engine knows of each open backing file's attributes (doc/cache.md "Files, staleness
 // and the catalog"): the attributes its own changes left, and changes made behind it, whose
-// clean pages cannot be trusted. Only the first of a run of writes and appends takes a stat (one
-// round trip each on a network store): the next stat the engine makes for another reason takes
-// the times of write-through's writes as its own if the rest of the file is as it left it.
+// clean pages cannot be trusted. Writes after the first of a run take no stat (one round trip
+// each on a network store) unless they reach the file's end: the next stat the engine makes for
+// another reason takes the times of write-through's writes as its own if the rest of the file
+// is as it left it.
 #include "cache/engine_core.h"
 
 namespace flashdir::cache {

@@ -330,10 +330,10 @@ Result<std::size_t> EngineCore::write_locked(OpenHandle& open, std::uint64_t off
   }
 
   if (!checked) {
-    // A write that follows the engine's own unseen writes checks nothing: without the backing's
-    // word on whose the new times are (NFS's wcc attributes), the stat before it could not tell
-    // a change behind the engine from its own last write either (doc/cache.md "Files,
-    // staleness and the catalog").
+    // A write that follows the engine's own unseen writes checks nothing, unless it reaches the
+    // file's end: without the backing's word on whose the new times are (NFS's wcc
+    // attributes), the stat before it could not tell a change behind the engine from its own
+    // last write either (doc/cache.md "Files, staleness and the catalog").
     std::lock_guard backing_lock(file.backing_mutex);
     FLASHDIR_TRY(check_before_write(file, backing, end >= file.size_bytes.load()));
   }

@@ -1,11 +1,12 @@
 // A seeded differential test of the engine against the backing file it fronts: writes,
 // appends, truncates and reads through the engine, in each write mode, among changes made
 // behind it (appends and truncates, which change the size, while the file is open; any rewrite
-// while it is closed). While the file is
-// open the engine may lag such a change (doc/cache.md "Files, staleness and the catalog": what
-// its writes after the first of a run do not check); after each last release every byte it
-// serves must be the backing file's. It found the page a write-back left cached, holding zeros,
-// in a file grown behind the engine past its dirty last page.
+// while it is closed). While the file is open the engine may lag such a change (doc/cache.md
+// "Files, staleness and the catalog": what its writes after the first of a run do not check);
+// after each last release every byte it serves must be the backing file's. It found the page a
+// write-back left cached, holding zeros, in a file grown behind the engine past its dirty last
+// page, and the writes after the first of a run whose new size hid a change of size behind the
+// engine (check_before_write).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
