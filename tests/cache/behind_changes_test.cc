@@ -79,5 +79,5 @@ TEST_CASE("behind changes: after each last release the engine serves exactly wha
     const auto backing = rig.get("f");
     CHECK(rig.read_through("f", 0, backing.size() + P) == backing);
   }
-  CHECK(closes > run_count * 10);
+  if (runs.all_selected()) CHECK(closes > run_count * 10);  // the runs did close, and check
 }
